@@ -1,0 +1,207 @@
+/*
+ * symcomm: GPU communication over symmetric memory (NVLink inside a host, TCP
+ * between hosts), with a simulated-GPU backend for machines without GPUs.
+ *
+ * This is the only public header. Every handle is opaque, every call returns a
+ * symcomm_result_t, and outputs are written only when the call succeeds.
+ * symcomm_last_error() gives the sentence that explains the last failure.
+ */
+#ifndef SYMCOMM_H
+#define SYMCOMM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SYMCOMM_API __attribute__((visibility("default")))
+#else
+#define SYMCOMM_API
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define SYMCOMM_VERSION_MAJOR 0
+#define SYMCOMM_VERSION_MINOR 1
+#define SYMCOMM_VERSION_PATCH 0
+#define SYMCOMM_VERSION_CODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+/* The version this header describes, e.g. 100 for 0.1.0. */
+#define SYMCOMM_VERSION \
+  SYMCOMM_VERSION_CODE(SYMCOMM_VERSION_MAJOR, SYMCOMM_VERSION_MINOR, SYMCOMM_VERSION_PATCH)
+
+/* ---------------------------------------------------------------- results */
+
+typedef enum symcomm_result {
+  SYMCOMM_OK = 0,
+  SYMCOMM_IN_PROGRESS = 1,          /* not an error: the operation has not completed yet */
+  SYMCOMM_ERR_INVALID_ARGUMENT = 2, /* a bad argument; nothing was done */
+  SYMCOMM_ERR_INVALID_USAGE = 3,    /* a valid call at the wrong time or in the wrong order */
+  SYMCOMM_ERR_SYSTEM = 4,           /* an operating-system call failed (socket, memory map, ...) */
+  SYMCOMM_ERR_DEVICE = 5,           /* the device (GPU or simulated GPU) failed */
+  SYMCOMM_ERR_REMOTE = 6,           /* another rank failed, left or disagreed */
+  SYMCOMM_ERR_TIMEOUT = 7,          /* a wait passed SYMCOMM_TIMEOUT */
+  SYMCOMM_ERR_ABORTED = 8,          /* the communicator was aborted */
+  SYMCOMM_ERR_OUT_OF_MEMORY = 9,
+  SYMCOMM_ERR_UNSUPPORTED = 10, /* not available in this build, on this machine or in this version */
+  SYMCOMM_ERR_INTERNAL = 11     /* a bug in symcomm: please report it with the log */
+} symcomm_result_t;
+
+/* ---------------------------------------------------------------- handles */
+
+typedef struct symcomm_comm *symcomm_comm_t; /* a communicator */
+typedef struct symcomm_topo *symcomm_topo_t; /* the GPUs of one host and the links between them */
+
+/* Names the root of a job; produced by symcomm_get_unique_id() and passed to
+ * every rank by the application (like ncclUniqueId). Plain bytes: copy it,
+ * send it, but do not interpret it. */
+#define SYMCOMM_UNIQUE_ID_BYTES 128
+typedef struct symcomm_unique_id {
+  char internal[SYMCOMM_UNIQUE_ID_BYTES];
+} symcomm_unique_id_t;
+
+/* ---------------------------------------------------------------- configuration */
+
+/* Communicator options. Always start from SYMCOMM_CONFIG_INITIALIZER, so that a
+ * program built against this header keeps working with a newer library: size and
+ * version say which fields the caller knows. A NULL config means all defaults. */
+typedef struct symcomm_config {
+  size_t size;          /* sizeof(symcomm_config_t) as the caller was built */
+  unsigned int version; /* SYMCOMM_VERSION as the caller was built */
+  int timeout_ms;       /* bound on every bootstrap wait; 0 = SYMCOMM_TIMEOUT */
+  int device;           /* device index on this host; -1 = SYMCOMM_DEVICE, else the local rank */
+  const char *name;     /* shown in log lines; NULL = none. Copied at init. */
+} symcomm_config_t;
+
+#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL}
+
+/* ---------------------------------------------------------------- library */
+
+/* The run-time library version, in SYMCOMM_VERSION's encoding. */
+SYMCOMM_API symcomm_result_t symcomm_get_version(int *version);
+
+/* A constant name for a result code ("SYMCOMM_ERR_TIMEOUT"); never NULL. */
+SYMCOMM_API const char *symcomm_result_string(symcomm_result_t result);
+
+/* The sentence that explains the last failure of a call on this communicator,
+ * or, with comm == NULL, of the last failed call made by this thread (use that
+ * after a failed init). Empty string when nothing has failed. The text stays
+ * valid until the next call on the same communicator (or thread). */
+SYMCOMM_API const char *symcomm_last_error(symcomm_comm_t comm);
+
+/* ---------------------------------------------------------------- communicators */
+
+/* Creates a root for a new job in this process and describes it in *id. Give
+ * the id to every rank, then each calls symcomm_comm_init(). The root listens on
+ * SYMCOMM_ADDR when set, else on an interface chosen by SYMCOMM_SOCKET_IFNAME. */
+SYMCOMM_API symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id);
+
+/* Collective over nranks processes: each calls it with its own rank in [0, nranks). */
+SYMCOMM_API symcomm_result_t symcomm_comm_init(symcomm_comm_t *comm, int nranks,
+                                               const symcomm_unique_id_t *id, int rank,
+                                               const symcomm_config_t *config);
+
+/* Joins the job described by the environment of the launcher that started this
+ * process: symcomm-run, torchrun, Open MPI or Slurm (see README.md for the
+ * variables and their precedence). Collective over every rank of the job. */
+SYMCOMM_API symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm,
+                                                   const symcomm_config_t *config);
+
+/* Splits comm: ranks passing the same color form a new communicator, ordered by
+ * key, then by their rank in comm. Collective over every rank of comm. A rank
+ * passing SYMCOMM_SPLIT_NOCOLOR takes part but gets *newcomm = NULL. The new
+ * communicator keeps every rank's device. */
+#define SYMCOMM_SPLIT_NOCOLOR (-1)
+SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, int key,
+                                                symcomm_comm_t *newcomm);
+
+/* Frees the communicator. Not collective; other ranks may still be using theirs. */
+SYMCOMM_API symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm);
+
+/* Stops everything in flight on the communicator, from any thread: a wait in
+ * another thread returns SYMCOMM_ERR_ABORTED, and so does every later call
+ * except symcomm_comm_destroy(), which must still be called. */
+SYMCOMM_API symcomm_result_t symcomm_comm_abort(symcomm_comm_t comm);
+
+SYMCOMM_API symcomm_result_t symcomm_comm_rank(symcomm_comm_t comm, int *rank);
+SYMCOMM_API symcomm_result_t symcomm_comm_size(symcomm_comm_t comm, int *size);
+/* Rank among the ranks of comm on the same host, and how many there are. */
+SYMCOMM_API symcomm_result_t symcomm_comm_local_rank(symcomm_comm_t comm, int *local_rank);
+SYMCOMM_API symcomm_result_t symcomm_comm_local_size(symcomm_comm_t comm, int *local_size);
+/* Hosts are numbered 0..count-1 in the order of their lowest rank in comm. */
+SYMCOMM_API symcomm_result_t symcomm_comm_host_count(symcomm_comm_t comm, int *count);
+SYMCOMM_API symcomm_result_t symcomm_comm_host_index(symcomm_comm_t comm, int *host);
+
+/* What comm knows of another of its ranks. */
+SYMCOMM_API symcomm_result_t symcomm_comm_peer_host(symcomm_comm_t comm, int peer, int *host);
+/* Rank of peer in the communicator made by init from which comm was split. */
+SYMCOMM_API symcomm_result_t symcomm_comm_peer_world_rank(symcomm_comm_t comm, int peer,
+                                                          int *world_rank);
+/* PCI bus id of peer's device ("0000:07:00.0"); simulated devices get virtual ids
+ * whose PCI domain encodes the simulated host. len >= 13. */
+SYMCOMM_API symcomm_result_t symcomm_comm_peer_busid(symcomm_comm_t comm, int peer, char *busid,
+                                                     size_t len);
+/* Name of a host of comm: its hostname, with "/sim<N>" for simulated host N. */
+SYMCOMM_API symcomm_result_t symcomm_comm_host_name(symcomm_comm_t comm, int host, char *name,
+                                                    size_t len);
+
+/* ---------------------------------------------------------------- topology */
+
+/* How GPUs inside one host are connected, as a whole. */
+typedef enum symcomm_topo_class {
+  SYMCOMM_TOPO_NONE = 0,             /* no NVLink between any two GPUs */
+  SYMCOMM_TOPO_PARTIAL = 1,          /* NVLink between some pairs, not all */
+  SYMCOMM_TOPO_HYBRID_CUBE_MESH = 2, /* 8 GPUs: two fully connected quads plus one link per GPU across */
+  SYMCOMM_TOPO_FULLY_CONNECTED = 3   /* NVLink (direct or through NVSwitch) between every pair */
+} symcomm_topo_class_t;
+
+/* The best path between two GPUs, as `nvidia-smi topo -m` names it. */
+typedef enum symcomm_link {
+  SYMCOMM_LINK_SELF = 0,   /* the same GPU ("X") */
+  SYMCOMM_LINK_NVLINK = 1, /* NVLink, direct or through NVSwitch ("NV<count>") */
+  SYMCOMM_LINK_PIX = 2,    /* at most one PCIe switch */
+  SYMCOMM_LINK_PXB = 3,    /* several PCIe switches, no host bridge */
+  SYMCOMM_LINK_PHB = 4,    /* through a PCIe host bridge (one CPU) */
+  SYMCOMM_LINK_SYS = 5,    /* across CPUs / NUMA nodes */
+  SYMCOMM_LINK_NET = 6     /* on different hosts */
+} symcomm_link_t;
+
+/* Reads an NCCL-format topology XML file (as NCCL_TOPO_FILE takes, or as
+ * NCCL_TOPO_DUMP_FILE writes). A malformed file fails with a sentence naming the
+ * line (symcomm_last_error(NULL)). */
+SYMCOMM_API symcomm_result_t symcomm_topo_load(const char *path, symcomm_topo_t *topo);
+
+/* The GPUs of host number `host` of comm that belong to comm, in local-rank order. */
+SYMCOMM_API symcomm_result_t symcomm_comm_host_topo(symcomm_comm_t comm, int host,
+                                                    symcomm_topo_t *topo);
+
+SYMCOMM_API symcomm_result_t symcomm_topo_gpu_count(symcomm_topo_t topo, int *count);
+SYMCOMM_API symcomm_result_t symcomm_topo_gpu_busid(symcomm_topo_t topo, int gpu, char *busid,
+                                                    size_t len);
+/* The rank of comm that uses the GPU, or -1 for a topology read from a file. */
+SYMCOMM_API symcomm_result_t symcomm_topo_gpu_rank(symcomm_topo_t topo, int gpu, int *rank);
+/* The path between two GPUs; nvlinks is the NVLink count (0 unless NVLINK). */
+SYMCOMM_API symcomm_result_t symcomm_topo_link(symcomm_topo_t topo, int gpu_a, int gpu_b,
+                                               symcomm_link_t *link, int *nvlinks);
+SYMCOMM_API symcomm_result_t symcomm_topo_class(symcomm_topo_t topo, symcomm_topo_class_t *cls);
+SYMCOMM_API symcomm_result_t symcomm_topo_free(symcomm_topo_t topo);
+
+SYMCOMM_API const char *symcomm_topo_class_string(symcomm_topo_class_t cls);
+SYMCOMM_API const char *symcomm_link_string(symcomm_link_t link);
+
+/* ---------------------------------------------------------------- parameters */
+
+/* Every environment variable symcomm reads, for tools that list them. index runs
+ * from 0 to symcomm_param_count()-1. *value is the current setting, NULL if unset.
+ * Any output pointer may be NULL. The strings are constant or live until exit. */
+SYMCOMM_API int symcomm_param_count(void);
+SYMCOMM_API symcomm_result_t symcomm_param_info(int index, const char **name, const char **type,
+                                                const char **default_value, const char **value,
+                                                const char **doc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMCOMM_H */

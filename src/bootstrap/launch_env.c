@@ -1,0 +1,104 @@
+#include "bootstrap/launch_env.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/param.h"
+
+typedef struct sc_launcher_vars {
+  const char *name;
+  sc_param_id_t rank, size, local_rank, local_size; /* SC_PARAM_COUNT = none */
+} sc_launcher_vars_t;
+
+static const sc_launcher_vars_t sc_launchers[] = {
+    {"symcomm-run", SC_PARAM_RANK, SC_PARAM_WORLD_SIZE, SC_PARAM_LOCAL_RANK, SC_PARAM_LOCAL_SIZE},
+    {"torchrun", SC_PARAM_TORCH_RANK, SC_PARAM_TORCH_WORLD_SIZE, SC_PARAM_TORCH_LOCAL_RANK,
+     SC_PARAM_TORCH_LOCAL_WORLD_SIZE},
+    {"Open MPI", SC_PARAM_OMPI_RANK, SC_PARAM_OMPI_SIZE, SC_PARAM_OMPI_LOCAL_RANK,
+     SC_PARAM_OMPI_LOCAL_SIZE},
+    {"Slurm", SC_PARAM_SLURM_PROCID, SC_PARAM_SLURM_NTASKS, SC_PARAM_SLURM_LOCALID, SC_PARAM_COUNT},
+};
+
+static sc_result_t sc_launch_int(sc_param_id_t id, int lo, int hi, int *out) {
+  long long v = -1;
+  bool set = false;
+  if (id == SC_PARAM_COUNT)
+    return SYMCOMM_OK;
+  SC_CHECK(sc_param_int(id, &v, &set));
+  if (!set)
+    return SYMCOMM_OK;
+  if (v < lo || v > hi)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV, "%s=%lld is out of range [%d, %d]",
+                    sc_param_def(id)->name, v, lo, hi);
+  *out = (int)v;
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_launch_address(sc_launch_env_t *env) {
+  if (sc_param_is_set(SC_PARAM_ADDR)) {
+    snprintf(env->addr, sizeof(env->addr), "%s", sc_param_string(SC_PARAM_ADDR));
+    env->addr_from = "SYMCOMM_ADDR";
+    return SYMCOMM_OK;
+  }
+  if (sc_param_is_set(SC_PARAM_MASTER_ADDR) && sc_param_is_set(SC_PARAM_MASTER_PORT)) {
+    int port = 0, offset = -1;
+    SC_CHECK(sc_launch_int(SC_PARAM_MASTER_PORT, 1, 65535, &port));
+    SC_CHECK(sc_launch_int(SC_PARAM_MASTER_PORT_OFFSET, -1, 1000, &offset));
+    if (offset < 0) /* torchrun's agent serves its own store on MASTER_PORT */
+      offset = sc_param_is_set(SC_PARAM_TORCHELASTIC_RUN_ID) ? 1 : 0;
+    if (port + offset > 65535)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV,
+                      "MASTER_PORT=%d plus SYMCOMM_MASTER_PORT_OFFSET=%d is not a port", port, offset);
+    const char *host = sc_param_string(SC_PARAM_MASTER_ADDR);
+    bool v6 = strchr(host, ':') != NULL && host[0] != '[';
+    snprintf(env->addr, sizeof(env->addr), v6 ? "[%s]:%d" : "%s:%d", host, port + offset);
+    env->addr_from = offset ? "MASTER_ADDR:MASTER_PORT+SYMCOMM_MASTER_PORT_OFFSET"
+                            : "MASTER_ADDR:MASTER_PORT";
+    return SYMCOMM_OK;
+  }
+  return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV,
+                  "%s started this process but no root address is known: set SYMCOMM_ADDR=host:port "
+                  "(the host where rank 0 runs and a free port) on every rank",
+                  env->launcher);
+}
+
+sc_result_t sc_launch_env_detect(sc_launch_env_t *out) {
+  sc_launch_env_t env = {.local_rank = -1, .local_size = -1, .root_fd = -1};
+  const sc_launcher_vars_t *found = NULL;
+  for (size_t i = 0; i < sizeof(sc_launchers) / sizeof(sc_launchers[0]); i++) {
+    const sc_launcher_vars_t *l = &sc_launchers[i];
+    bool has_rank = sc_param_is_set(l->rank), has_size = sc_param_is_set(l->size);
+    if (has_rank && has_size) {
+      found = l;
+      break;
+    }
+    if (has_rank != has_size && l == &sc_launchers[0])
+      return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV, "%s is set but %s is not",
+                      sc_param_def(has_rank ? l->rank : l->size)->name,
+                      sc_param_def(has_rank ? l->size : l->rank)->name);
+  }
+  if (found == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV,
+                    "no launcher found: start the ranks with symcomm-run, torchrun, mpirun or srun "
+                    "(or set SYMCOMM_RANK, SYMCOMM_WORLD_SIZE and SYMCOMM_ADDR), or use "
+                    "symcomm_comm_init with a unique id");
+  env.launcher = found->name;
+  env.size = -1;
+  env.rank = -1;
+  SC_CHECK(sc_launch_int(found->size, 1, 1 << 24, &env.size));
+  SC_CHECK(sc_launch_int(found->rank, 0, env.size - 1, &env.rank));
+  SC_CHECK(sc_launch_int(found->local_size, 1, env.size, &env.local_size));
+  SC_CHECK(sc_launch_int(found->local_rank, 0, env.size - 1, &env.local_rank));
+  if (env.local_size > 0 && env.local_rank >= env.local_size)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV, "%s: local rank %d is not below local size %d",
+                    found->name, env.local_rank, env.local_size);
+  if (found->rank == SC_PARAM_RANK)
+    SC_CHECK(sc_launch_int(SC_PARAM_ROOT_FD, 0, 1 << 20, &env.root_fd));
+  SC_CHECK(sc_launch_address(&env));
+  SC_INFO(SC_ENV, "launched by %s: rank %d of %d (local %d of %d), root at %s (from %s)",
+          env.launcher, env.rank, env.size, env.local_rank, env.local_size, env.addr, env.addr_from);
+  *out = env;
+  return SYMCOMM_OK;
+}

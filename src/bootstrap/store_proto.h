@@ -1,0 +1,68 @@
+/* The root's wire protocol. Every message starts with SC_STORE_MAGIC; a
+ * connection opens with a hello naming the protocol version, the session (one
+ * job or one split communicator) and the client's rank. After that the client
+ * sends one request at a time and waits for its reply.
+ *
+ *   client -> root   hello                      (sc_store_hello_t)
+ *   root -> client   reply                      (sc_store_reply_t + text)
+ *   client -> root   request + key + value      (sc_store_request_t)
+ *   root -> client   reply + value + text       (sc_store_reply_t)
+ *
+ * Integers are in host byte order: every rank of a job runs on the same kind
+ * of machine. */
+#ifndef SC_BOOTSTRAP_STORE_PROTO_H
+#define SC_BOOTSTRAP_STORE_PROTO_H
+
+#include <stdint.h>
+
+#define SC_STORE_MAGIC 0x434d5953u /* "SYMC" */
+#define SC_STORE_VERSION 1
+
+#define SC_STORE_MAX_KEY 1024
+#define SC_STORE_MAX_VALUE (64u << 20)
+#define SC_STORE_MAX_TEXT 1024
+
+typedef enum sc_store_op {
+  SC_STORE_OP_HELLO = 1,
+  SC_STORE_OP_SET = 2,    /* key = value */
+  SC_STORE_OP_GET = 3,    /* value of key, waiting until it is set */
+  SC_STORE_OP_WAIT = 4,   /* wait until key is set */
+  SC_STORE_OP_ADD = 5,    /* key += arg (int64, 0 when new); reply arg = new value */
+  SC_STORE_OP_GATHER = 6, /* every rank gives value (same length); each gets all, rank order */
+  SC_STORE_OP_BCAST = 7,  /* rank arg gives value; each rank gets it */
+  SC_STORE_OP_BYE = 8     /* the client leaves on purpose (destroy), not by crashing */
+} sc_store_op_t;
+
+typedef struct sc_store_hello {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t op; /* SC_STORE_OP_HELLO */
+  uint64_t session;
+  int32_t rank;
+  int32_t nranks;
+} sc_store_hello_t;
+
+typedef struct sc_store_request {
+  uint32_t magic;
+  uint16_t op;
+  uint16_t reserved;
+  uint32_t key_len;
+  uint32_t value_len;
+  int64_t arg;
+  int64_t timeout_ms; /* how long the root may hold the request before replying TIMEOUT */
+} sc_store_request_t;
+
+typedef struct sc_store_reply {
+  uint32_t magic;
+  uint16_t status; /* symcomm_result_t */
+  uint16_t reserved;
+  uint32_t value_len;
+  uint32_t text_len; /* the sentence that explains a failure */
+  int64_t arg;
+} sc_store_reply_t;
+
+_Static_assert(sizeof(sc_store_hello_t) == 24, "hello layout");
+_Static_assert(sizeof(sc_store_request_t) == 32, "request layout");
+_Static_assert(sizeof(sc_store_reply_t) == 24, "reply layout");
+
+#endif

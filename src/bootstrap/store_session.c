@@ -1,0 +1,565 @@
+#include "bootstrap/store_session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/log.h"
+
+enum sc_rank_state { RANK_NEVER = 0, RANK_JOINED, RANK_LEFT, RANK_LOST };
+
+typedef struct sc_store_kv {
+  char *key;
+  void *value;
+  size_t len;
+  struct sc_store_kv *next;
+} sc_store_kv_t;
+
+struct sc_store_gather {
+  char *key;
+  int op;   /* SC_STORE_OP_GATHER or SC_STORE_OP_BCAST */
+  int root; /* BCAST */
+  size_t len;
+  void **data;
+  bool *given;
+  int given_count;
+  int answered;
+  struct sc_store_gather *next;
+};
+
+struct sc_store_session {
+  uint64_t id;
+  int nranks;
+  int joined;
+  uint8_t *state;
+  sc_store_conn_t **conn;
+  char (*first_peer)[SC_SOCKADDR_TEXT];
+  sc_result_t failed;
+  char failed_text[SC_STORE_MAX_TEXT];
+  sc_store_kv_t *kv;
+  sc_store_gather_t *gathers;
+  struct sc_store_session *next;
+};
+
+#define SC_STORE_MAX_RANKS (1 << 20)
+
+void sc_store_conn_reply(sc_store_conn_t *conn, sc_result_t status, int64_t arg,
+                         const void *value, size_t value_len, const char *text) {
+  size_t text_len = text != NULL ? strnlen(text, SC_STORE_MAX_TEXT) : 0;
+  size_t need = conn->out_len + sizeof(sc_store_reply_t) + value_len + text_len;
+  if (need > conn->out_cap) {
+    size_t cap = conn->out_cap ? conn->out_cap : 256;
+    while (cap < need)
+      cap *= 2;
+    char *grown = realloc(conn->out, cap);
+    if (grown == NULL) {
+      SC_WARN(SC_BOOT, "root: out of memory replying to %s; closing it", conn->peer);
+      conn->closing = true;
+      return;
+    }
+    conn->out = grown;
+    conn->out_cap = cap;
+  }
+  sc_store_reply_t reply = {.magic = SC_STORE_MAGIC,
+                            .status = (uint16_t)status,
+                            .value_len = (uint32_t)value_len,
+                            .text_len = (uint32_t)text_len,
+                            .arg = arg};
+  memcpy(conn->out + conn->out_len, &reply, sizeof(reply));
+  conn->out_len += sizeof(reply);
+  if (value_len > 0) {
+    memcpy(conn->out + conn->out_len, value, value_len);
+    conn->out_len += value_len;
+  }
+  if (text_len > 0) {
+    memcpy(conn->out + conn->out_len, text, text_len);
+    conn->out_len += text_len;
+  }
+}
+
+sc_store_session_t *sc_store_session_find(sc_store_session_t *sessions, uint64_t id) {
+  for (sc_store_session_t *s = sessions; s != NULL; s = s->next)
+    if (s->id == id)
+      return s;
+  return NULL;
+}
+
+static sc_store_kv_t *sc_store_kv_find(sc_store_session_t *s, const char *key) {
+  for (sc_store_kv_t *kv = s->kv; kv != NULL; kv = kv->next)
+    if (strcmp(kv->key, key) == 0)
+      return kv;
+  return NULL;
+}
+
+static sc_store_gather_t *sc_store_gather_find(sc_store_session_t *s, const char *key) {
+  for (sc_store_gather_t *g = s->gathers; g != NULL; g = g->next)
+    if (strcmp(g->key, key) == 0)
+      return g;
+  return NULL;
+}
+
+static void sc_store_gather_free(sc_store_session_t *s, sc_store_gather_t *g) {
+  for (sc_store_gather_t **p = &s->gathers; *p != NULL; p = &(*p)->next)
+    if (*p == g) {
+      *p = g->next;
+      break;
+    }
+  for (int r = 0; r < s->nranks; r++)
+    free(g->data[r]);
+  free(g->data);
+  free(g->given);
+  free(g->key);
+  free(g);
+}
+
+static void sc_store_unpark(sc_store_conn_t *conn) {
+  conn->parked = false;
+  conn->gather = NULL;
+  free(conn->key);
+  conn->key = NULL;
+}
+
+/* "3, 5, 9" for the ranks of s whose flag is clear, at most a line's worth. */
+static void sc_store_list_ranks(const sc_store_session_t *s, const bool *have, int want_state,
+                                char *buf, size_t len) {
+  size_t n = 0;
+  int listed = 0;
+  buf[0] = '\0';
+  for (int r = 0; r < s->nranks && n + 16 < len; r++) {
+    bool missing = have != NULL ? !have[r] : s->state[r] == want_state;
+    if (!missing)
+      continue;
+    if (listed == 16) {
+      n += (size_t)snprintf(buf + n, len - n, ", ...");
+      break;
+    }
+    n += (size_t)snprintf(buf + n, len - n, "%s%d", listed ? ", " : "", r);
+    listed++;
+  }
+}
+
+/* Replies to a parked conn if its request can be answered now; true if so. */
+static bool sc_store_try_answer(sc_store_conn_t *conn) {
+  sc_store_session_t *s = conn->session;
+  if (s->failed != SYMCOMM_OK) {
+    sc_store_conn_reply(conn, s->failed, 0, NULL, 0, s->failed_text);
+    sc_store_unpark(conn);
+    return true;
+  }
+  const sc_store_request_t *req = &conn->request;
+  if (req->op == SC_STORE_OP_GET || req->op == SC_STORE_OP_WAIT) {
+    sc_store_kv_t *kv = sc_store_kv_find(s, conn->key);
+    if (kv == NULL)
+      return false;
+    if (req->op == SC_STORE_OP_GET)
+      sc_store_conn_reply(conn, SYMCOMM_OK, 0, kv->value, kv->len, NULL);
+    else
+      sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+    sc_store_unpark(conn);
+    return true;
+  }
+
+  sc_store_gather_t *g = conn->gather;
+  bool ready = g->op == SC_STORE_OP_GATHER ? g->given_count == s->nranks : g->given[g->root];
+  if (!ready) {
+    /* A rank that has left can never give its part. */
+    for (int r = 0; r < s->nranks; r++) {
+      if (g->given[r] || (g->op == SC_STORE_OP_BCAST && r != g->root))
+        continue;
+      if (s->state[r] == RANK_LEFT || s->state[r] == RANK_LOST) {
+        char text[SC_STORE_MAX_TEXT];
+        snprintf(text, sizeof(text), "rank %d %s before taking part in '%s'", r,
+                 s->state[r] == RANK_LEFT ? "destroyed its communicator" : "was lost", g->key);
+        sc_store_conn_reply(conn, SYMCOMM_ERR_REMOTE, 0, NULL, 0, text);
+        sc_store_unpark(conn);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (g->op == SC_STORE_OP_GATHER) {
+    /* Concatenate in rank order straight into the output buffer. */
+    size_t total = g->len * (size_t)s->nranks;
+    char *all = total > 0 ? malloc(total) : NULL;
+    if (total > 0 && all == NULL) {
+      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0,
+                          "the root ran out of memory assembling a gather");
+    } else {
+      for (int r = 0; r < s->nranks; r++)
+        if (g->len > 0)
+          memcpy(all + (size_t)r * g->len, g->data[r], g->len);
+      sc_store_conn_reply(conn, SYMCOMM_OK, 0, all, total, NULL);
+      free(all);
+    }
+  } else {
+    sc_store_conn_reply(conn, SYMCOMM_OK, 0, g->data[g->root], g->len, NULL);
+  }
+  sc_store_unpark(conn);
+  if (++g->answered == s->nranks)
+    sc_store_gather_free(s, g);
+  return true;
+}
+
+static void sc_store_wake(sc_store_session_t *s) {
+  for (int r = 0; r < s->nranks; r++) {
+    sc_store_conn_t *c = s->conn[r];
+    if (c != NULL && c->parked)
+      sc_store_try_answer(c);
+  }
+}
+
+void sc_store_session_fail(sc_store_session_t *s, sc_result_t result, const char *why) {
+  if (s->failed != SYMCOMM_OK)
+    return;
+  /* Warn only when the failure reaches a rank that is waiting: a session whose
+   * ranks are idle (typically at exit) just ends. */
+  bool someone_waits = false;
+  for (int r = 0; r < s->nranks && !someone_waits; r++)
+    someone_waits = s->conn[r] != NULL && s->conn[r]->parked;
+  sc_log(someone_waits ? SC_LOG_WARN : SC_LOG_INFO, SC_BOOT, __FILE__, __LINE__,
+         "root: session %016llx failed: %s", (unsigned long long)s->id, why);
+  s->failed = result;
+  snprintf(s->failed_text, sizeof(s->failed_text), "%s", why);
+  sc_store_wake(s);
+}
+
+void sc_store_session_fail_all(sc_store_session_t *sessions, sc_result_t result, const char *why) {
+  for (sc_store_session_t *s = sessions; s != NULL; s = s->next)
+    sc_store_session_fail(s, result, why);
+}
+
+static sc_store_session_t *sc_store_session_new(uint64_t id, int nranks) {
+  sc_store_session_t *s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return NULL;
+  s->id = id;
+  s->nranks = nranks;
+  s->state = calloc((size_t)nranks, sizeof(*s->state));
+  s->conn = calloc((size_t)nranks, sizeof(*s->conn));
+  s->first_peer = calloc((size_t)nranks, sizeof(*s->first_peer));
+  if (s->state == NULL || s->conn == NULL || s->first_peer == NULL) {
+    free(s->state);
+    free(s->conn);
+    free(s->first_peer);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void sc_store_refuse(sc_store_conn_t *conn, sc_result_t status, const char *text) {
+  SC_WARN(SC_BOOT, "root: refusing %s: %s", conn->peer, text);
+  sc_store_conn_reply(conn, status, 0, NULL, 0, text);
+  conn->closing = true;
+}
+
+void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn, uint64_t id,
+                            int rank, int nranks) {
+  char text[SC_STORE_MAX_TEXT];
+  if (nranks < 1 || nranks > SC_STORE_MAX_RANKS || rank < 0 || rank >= nranks) {
+    snprintf(text, sizeof(text), "rank %d of %d is not a valid rank", rank, nranks);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_ARGUMENT, text);
+    return;
+  }
+  sc_store_session_t *s = sc_store_session_find(*sessions, id);
+  if (s == NULL) {
+    s = sc_store_session_new(id, nranks);
+    if (s == NULL) {
+      sc_store_refuse(conn, SYMCOMM_ERR_OUT_OF_MEMORY, "the root ran out of memory");
+      return;
+    }
+    s->next = *sessions;
+    *sessions = s;
+  }
+  if (s->failed != SYMCOMM_OK) {
+    sc_store_refuse(conn, s->failed, s->failed_text);
+    return;
+  }
+  if (nranks != s->nranks) {
+    snprintf(text, sizeof(text),
+             "rank %d (%s) says the job has %d ranks, but ranks before it said %d", rank,
+             conn->peer, nranks, s->nranks);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_USAGE, text);
+    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
+    return;
+  }
+  if (s->state[rank] != RANK_NEVER) {
+    snprintf(text, sizeof(text), "rank %d joined twice (first from %s, again from %s)", rank,
+             s->first_peer[rank], conn->peer);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_USAGE, text);
+    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
+    return;
+  }
+  s->state[rank] = RANK_JOINED;
+  s->conn[rank] = conn;
+  snprintf(s->first_peer[rank], sizeof(s->first_peer[rank]), "%s", conn->peer);
+  s->joined++;
+  conn->session = s;
+  conn->rank = rank;
+  conn->ready = true;
+  SC_TRACE(SC_BOOT, "root: rank %d of %d joined session %016llx from %s (%d joined)", rank, nranks,
+           (unsigned long long)id, conn->peer, s->joined);
+  sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+}
+
+static void sc_store_handle_set(sc_store_conn_t *conn, const char *key, const void *value,
+                                size_t len) {
+  sc_store_session_t *s = conn->session;
+  sc_store_kv_t *kv = sc_store_kv_find(s, key);
+  void *copy = len > 0 ? malloc(len) : NULL;
+  if ((len > 0 && copy == NULL) || (kv == NULL && (kv = calloc(1, sizeof(*kv))) == NULL)) {
+    free(copy);
+    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+    return;
+  }
+  if (kv->key == NULL) {
+    kv->key = strdup(key);
+    kv->next = s->kv;
+    s->kv = kv;
+  }
+  if (len > 0)
+    memcpy(copy, value, len);
+  free(kv->value);
+  kv->value = copy;
+  kv->len = len;
+  sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+  sc_store_wake(s);
+}
+
+static void sc_store_handle_add(sc_store_conn_t *conn, const char *key, int64_t delta) {
+  sc_store_session_t *s = conn->session;
+  sc_store_kv_t *kv = sc_store_kv_find(s, key);
+  int64_t value = 0;
+  if (kv != NULL) {
+    if (kv->len != sizeof(int64_t)) {
+      char text[SC_STORE_MAX_TEXT];
+      snprintf(text, sizeof(text), "key '%s' holds %zu bytes, not a counter", key, kv->len);
+      sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+      return;
+    }
+    memcpy(&value, kv->value, sizeof(value));
+  }
+  value += delta;
+  /* Stored as 8 bytes so that GET of a counter works like any other key. */
+  sc_store_handle_set(conn, key, &value, sizeof(value));
+  /* handle_set queued an OK with arg 0; patch in the new value. */
+  sc_store_reply_t *reply = (sc_store_reply_t *)(conn->out + conn->out_len - sizeof(*reply));
+  if (reply->status == SYMCOMM_OK)
+    reply->arg = value;
+}
+
+/* Records conn's part of a gather or broadcast and parks conn on it. */
+static void sc_store_handle_collective(sc_store_conn_t *conn, const char *key, const void *value,
+                                       size_t len) {
+  sc_store_session_t *s = conn->session;
+  const sc_store_request_t *req = &conn->request;
+  char text[SC_STORE_MAX_TEXT];
+  if (req->op == SC_STORE_OP_BCAST && (req->arg < 0 || req->arg >= s->nranks)) {
+    snprintf(text, sizeof(text), "broadcast '%s' names root %lld of %d ranks", key,
+             (long long)req->arg, s->nranks);
+    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_ARGUMENT, 0, NULL, 0, text);
+    return;
+  }
+  sc_store_gather_t *g = sc_store_gather_find(s, key);
+  if (g == NULL) {
+    g = calloc(1, sizeof(*g));
+    if (g == NULL || (g->data = calloc((size_t)s->nranks, sizeof(void *))) == NULL ||
+        (g->given = calloc((size_t)s->nranks, sizeof(bool))) == NULL ||
+        (g->key = strdup(key)) == NULL) {
+      if (g != NULL) {
+        free(g->data);
+        free(g->given);
+      }
+      free(g);
+      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+      return;
+    }
+    g->op = req->op;
+    g->root = (int)req->arg;
+    g->len = (size_t)-1;
+    g->next = s->gathers;
+    s->gathers = g;
+  }
+  if (g->op != req->op || (g->op == SC_STORE_OP_BCAST && g->root != req->arg)) {
+    snprintf(text, sizeof(text), "ranks disagree on '%s': rank %d calls a different operation or root",
+             key, conn->rank);
+    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
+    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+    return;
+  }
+  if (g->given[conn->rank]) {
+    snprintf(text, sizeof(text), "rank %d took part in '%s' twice", conn->rank, key);
+    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
+    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+    return;
+  }
+  bool gives = g->op == SC_STORE_OP_GATHER || conn->rank == g->root;
+  if (gives) {
+    if (g->len != (size_t)-1 && g->len != len) {
+      snprintf(text, sizeof(text), "ranks disagree on '%s': rank %d gives %zu bytes, others %zu",
+               key, conn->rank, len, g->len);
+      sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
+      sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+      return;
+    }
+    if (len > 0) {
+      g->data[conn->rank] = malloc(len);
+      if (g->data[conn->rank] == NULL) {
+        sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+        return;
+      }
+      memcpy(g->data[conn->rank], value, len);
+    }
+    g->len = len;
+  }
+  g->given[conn->rank] = true;
+  g->given_count++;
+
+  conn->parked = true;
+  conn->gather = g;
+  conn->key = strdup(key);
+  conn->deadline = sc_deadline_after(req->timeout_ms);
+  sc_store_wake(s); /* answers conn too, if it completed the gather */
+}
+
+void sc_store_session_handle(sc_store_conn_t *conn) {
+  sc_store_session_t *s = conn->session;
+  const sc_store_request_t *req = &conn->request;
+  char key[SC_STORE_MAX_KEY + 1];
+  memcpy(key, conn->payload, req->key_len);
+  key[req->key_len] = '\0';
+  const char *value = conn->payload + req->key_len;
+
+  if (s->failed != SYMCOMM_OK) {
+    sc_store_conn_reply(conn, s->failed, 0, NULL, 0, s->failed_text);
+    return;
+  }
+  switch (req->op) {
+  case SC_STORE_OP_SET:
+    sc_store_handle_set(conn, key, value, req->value_len);
+    return;
+  case SC_STORE_OP_ADD:
+    sc_store_handle_add(conn, key, req->arg);
+    return;
+  case SC_STORE_OP_GET:
+  case SC_STORE_OP_WAIT:
+    conn->parked = true;
+    conn->key = strdup(key);
+    conn->deadline = sc_deadline_after(req->timeout_ms);
+    if (conn->key == NULL) {
+      conn->parked = false;
+      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+      return;
+    }
+    sc_store_try_answer(conn);
+    return;
+  case SC_STORE_OP_GATHER:
+  case SC_STORE_OP_BCAST:
+    sc_store_handle_collective(conn, key, value, req->value_len);
+    return;
+  default: {
+    char text[96];
+    snprintf(text, sizeof(text), "unknown request %u", req->op);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_ARGUMENT, text);
+  }
+  }
+}
+
+void sc_store_session_detach(sc_store_conn_t *conn, bool said_bye) {
+  if (!conn->ready || conn->session == NULL)
+    return;
+  sc_store_session_t *s = conn->session;
+  if (conn->parked)
+    sc_store_unpark(conn);
+  if (s->conn[conn->rank] == conn) {
+    s->conn[conn->rank] = NULL;
+    s->state[conn->rank] = said_bye ? RANK_LEFT : RANK_LOST;
+  }
+  conn->ready = false;
+  conn->session = NULL;
+  if (!said_bye) {
+    char text[SC_STORE_MAX_TEXT];
+    snprintf(text, sizeof(text),
+             "rank %d (%s) lost its connection to the root without leaving: it aborted, or its "
+             "process exited or was killed",
+             conn->rank, conn->peer);
+    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+  } else {
+    SC_TRACE(SC_BOOT, "root: rank %d left session %016llx", conn->rank, (unsigned long long)s->id);
+    sc_store_wake(s);
+  }
+}
+
+static void sc_store_explain_timeout(const sc_store_conn_t *conn, char *text, size_t len) {
+  const sc_store_session_t *s = conn->session;
+  double seconds = (double)conn->request.timeout_ms / 1000.0;
+  char missing[160], never[160];
+  sc_store_list_ranks(s, NULL, RANK_NEVER, never, sizeof(never));
+  const sc_store_gather_t *g = conn->gather;
+  int n;
+  if (g != NULL && g->op == SC_STORE_OP_GATHER) {
+    sc_store_list_ranks(s, g->given, 0, missing, sizeof(missing));
+    n = snprintf(text, len, "timed out after %.1f s in '%s': %d of %d ranks arrived, missing %s",
+                 seconds, conn->key, g->given_count, s->nranks, missing);
+  } else if (g != NULL) {
+    n = snprintf(text, len, "timed out after %.1f s in '%s' waiting for rank %d, the root of the broadcast",
+                 seconds, conn->key, g->root);
+  } else {
+    n = snprintf(text, len, "timed out after %.1f s waiting for key '%s'", seconds, conn->key);
+  }
+  if (never[0] != '\0' && n > 0 && (size_t)n < len)
+    snprintf(text + n, len - (size_t)n, " (never connected to the root: rank %s)", never);
+}
+
+int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now) {
+  int64_t next = SC_DEADLINE_NEVER;
+  for (sc_store_session_t *s = sessions; s != NULL; s = s->next) {
+    for (int r = 0; r < s->nranks; r++) {
+      sc_store_conn_t *c = s->conn[r];
+      if (c == NULL || !c->parked)
+        continue;
+      if (c->deadline <= now) {
+        char text[SC_STORE_MAX_TEXT];
+        sc_store_explain_timeout(c, text, sizeof(text));
+        SC_INFO(SC_BOOT, "root: rank %d: %s", r, text);
+        sc_store_conn_reply(c, SYMCOMM_ERR_TIMEOUT, 0, NULL, 0, text);
+        sc_store_unpark(c);
+      } else if (c->deadline < next) {
+        next = c->deadline;
+      }
+    }
+  }
+  return next;
+}
+
+static void sc_store_session_free(sc_store_session_t *s) {
+  while (s->gathers != NULL)
+    sc_store_gather_free(s, s->gathers);
+  for (sc_store_kv_t *kv = s->kv, *next; kv != NULL; kv = next) {
+    next = kv->next;
+    free(kv->key);
+    free(kv->value);
+    free(kv);
+  }
+  free(s->state);
+  free(s->conn);
+  free(s->first_peer);
+  free(s);
+}
+
+void sc_store_session_collect(sc_store_session_t **sessions, bool all) {
+  for (sc_store_session_t **p = sessions; *p != NULL;) {
+    sc_store_session_t *s = *p;
+    bool anyone = false;
+    for (int r = 0; r < s->nranks && !anyone; r++)
+      anyone = s->conn[r] != NULL;
+    bool done = s->joined == s->nranks || s->failed != SYMCOMM_OK;
+    if (all || (!anyone && done)) {
+      *p = s->next;
+      sc_store_session_free(s);
+    } else {
+      p = &s->next;
+    }
+  }
+}

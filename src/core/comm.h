@@ -1,0 +1,97 @@
+/* The communicator: who its ranks are, where they run, how its host's GPUs
+ * connect, and its bootstrap. Everything in here is decided at init or split
+ * and read-only afterwards, except the abort flag and the last error. */
+#ifndef SC_CORE_COMM_H
+#define SC_CORE_COMM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bootstrap/bootstrap.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/wakeup.h"
+
+#define SC_COMM_MAGIC 0x53434f4du /* "SCOM" */
+#define SC_COMM_DEAD 0xdeadc0deu
+#define SC_HOSTNAME_BYTES 64
+
+/* What a communicator knows of each of its ranks. */
+typedef struct sc_peer {
+  uint64_t host_hash;
+  int host;        /* host index in this communicator */
+  int local_rank;  /* rank among this communicator's ranks on that host */
+  int world_rank;  /* rank in the communicator made by init */
+  int sim_host;    /* SYMCOMM_HOSTID of the rank, -1 on a real host */
+  int dev;         /* device index on its host */
+  int64_t busid;
+  int pid;
+  char hostname[SC_HOSTNAME_BYTES];
+} sc_peer_t;
+
+/* Resolved communicator options (from symcomm_config_t and the environment). */
+typedef struct sc_comm_options {
+  int64_t timeout_ms;
+  int device; /* -1 = the local rank */
+  char name[64];
+} sc_comm_options_t;
+
+struct symcomm_comm {
+  uint32_t magic;
+  int rank, nranks;
+  int host, nhosts;
+  int local_rank, local_size;
+  sc_peer_t *peers;        /* [nranks] */
+  sc_topo_t **host_topo;   /* [nhosts]: GPUs of the host in local-rank order */
+  sc_comm_options_t options;
+
+  sc_bootstrap_t boot;
+  sc_store_server_t *root; /* the root this process serves for this comm, if any */
+  uint64_t session;
+
+  sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
+  atomic_bool aborted;
+  char last_error[1024];
+};
+
+/* Checks a handle passed to a public call. */
+sc_result_t sc_comm_check(const struct symcomm_comm *comm);
+/* Copies this thread's error sentence to the communicator when res failed;
+ * every public entry point that takes a communicator returns through this. */
+sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res);
+/* Fails with ABORTED once the communicator was aborted. */
+sc_result_t sc_comm_check_alive(struct symcomm_comm *comm);
+
+sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_options_t *options);
+
+/* A communicator shell with its abort fd, ready for its bootstrap. */
+sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options,
+                          struct symcomm_comm **comm);
+/* Frees whatever the communicator holds; closes its bootstrap politely. */
+void sc_comm_free(struct symcomm_comm *comm);
+
+/* Init's exchange over a connected bootstrap: host identity, device choice,
+ * links; fills peers, hosts and host topologies. */
+sc_result_t sc_comm_exchange_identity(struct symcomm_comm *comm);
+
+/* Numbers the hosts of comm (by lowest rank) from peers[].host_hash and sets
+ * every peer's host and local rank, and comm's own. */
+void sc_comm_assign_hosts(struct symcomm_comm *comm);
+
+/* Builds comm->host_topo from peers[] (busid, dev) and the links between ranks
+ * of one host given by `links_of(ctx, rank_a, rank_b, &link, &nvlinks)`. */
+typedef void (*sc_comm_link_fn)(void *ctx, int rank_a, int rank_b, uint8_t *link, uint8_t *nvlinks);
+sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn links_of, void *ctx);
+
+/* Connects to a root and builds a communicator from the environment of the
+ * host (init): rank, nranks, options; root_server when this process serves it. */
+sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nranks,
+                                 const sc_comm_options_t *options, struct symcomm_comm **comm);
+
+/* "comm 0x... rank r nranks n host h/H local l/L busId B - Init COMPLETE" at INFO,
+ * plus the host's classification. */
+void sc_comm_log_complete(const struct symcomm_comm *comm, const char *what);
+
+#endif

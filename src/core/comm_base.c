@@ -1,0 +1,126 @@
+/* A communicator's memory, its options, and the checks every entry point makes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "util/log.h"
+#include "util/param.h"
+
+/* The first published symcomm_config_t ends after `name`. */
+#define SC_CONFIG_V1_SIZE (offsetof(symcomm_config_t, name) + sizeof(const char *))
+
+sc_result_t sc_comm_check(const struct symcomm_comm *comm) {
+  if (comm == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "the communicator is NULL");
+  if (comm->magic == SC_COMM_DEAD)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_INIT, "the communicator was already destroyed");
+  if (comm->magic != SC_COMM_MAGIC)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                    "not a communicator (a stray pointer, or one already destroyed)");
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
+  if (res != SYMCOMM_OK && comm != NULL && comm->magic == SC_COMM_MAGIC)
+    snprintf(comm->last_error, sizeof(comm->last_error), "%s", sc_error_last());
+  return res;
+}
+
+sc_result_t sc_comm_check_alive(struct symcomm_comm *comm) {
+  if (atomic_load(&comm->aborted))
+    return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_INIT, "the communicator was aborted");
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_options_t *out) {
+  sc_comm_options_t o = {.timeout_ms = 300000, .device = -1};
+  SC_CHECK(sc_param_milliseconds(SC_PARAM_TIMEOUT, &o.timeout_ms));
+  long long device = -1;
+  bool set = false;
+  SC_CHECK(sc_param_int(SC_PARAM_DEVICE, &device, &set));
+  if (device < -1 || device >= SC_TOPO_MAX_GPUS)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_DEVICE=%lld is not -1..%d", device,
+                    SC_TOPO_MAX_GPUS - 1);
+  o.device = (int)device;
+  if (config != NULL) {
+    if (config->size < SC_CONFIG_V1_SIZE || config->version == 0)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                      "config.size %zu / version %u: start from SYMCOMM_CONFIG_INITIALIZER",
+                      config->size, config->version);
+    if (config->version / 10000 != SYMCOMM_VERSION / 10000)
+      return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_INIT,
+                      "config built for symcomm %u, but this library is %d (another major version)",
+                      config->version, SYMCOMM_VERSION);
+    if (config->timeout_ms < 0)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                      "config.timeout_ms = %d; use 0 for SYMCOMM_TIMEOUT", config->timeout_ms);
+    if (config->device < -1 || config->device >= SC_TOPO_MAX_GPUS)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "config.device = %d is not -1..%d",
+                      config->device, SC_TOPO_MAX_GPUS - 1);
+    if (config->timeout_ms > 0)
+      o.timeout_ms = config->timeout_ms;
+    if (config->device >= 0)
+      o.device = config->device;
+    if (config->name != NULL)
+      snprintf(o.name, sizeof(o.name), "%s", config->name);
+  }
+  *out = o;
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options,
+                          struct symcomm_comm **out) {
+  struct symcomm_comm *comm = calloc(1, sizeof(*comm));
+  if (comm == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for a communicator");
+  comm->boot.client.fd = -1;
+  comm->abort_wake.fd = -1;
+  comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
+  if (comm->peers == NULL) {
+    free(comm);
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for %d ranks", nranks);
+  }
+  sc_result_t res = sc_wakeup_open(&comm->abort_wake);
+  if (res != SYMCOMM_OK) {
+    free(comm->peers);
+    free(comm);
+    return res;
+  }
+  comm->magic = SC_COMM_MAGIC;
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->options = *options;
+  atomic_init(&comm->aborted, false);
+  *out = comm;
+  return SYMCOMM_OK;
+}
+
+void sc_comm_free(struct symcomm_comm *comm) {
+  if (comm == NULL)
+    return;
+  sc_bootstrap_close(&comm->boot);
+  if (comm->root != NULL)
+    sc_store_server_release(comm->root);
+  if (comm->host_topo != NULL)
+    for (int h = 0; h < comm->nhosts; h++)
+      sc_topo_free(comm->host_topo[h]);
+  free(comm->host_topo);
+  free(comm->peers);
+  sc_wakeup_close(&comm->abort_wake);
+  comm->magic = SC_COMM_DEAD;
+  free(comm);
+}
+
+void sc_comm_log_complete(const struct symcomm_comm *comm, const char *what) {
+  if (!sc_log_enabled(SC_LOG_INFO, SC_INIT))
+    return;
+  char busid[16];
+  sc_busid_format(comm->peers[comm->rank].busid, busid, sizeof(busid));
+  const sc_topo_t *topo = comm->host_topo[comm->host];
+  SC_INFO(SC_INIT,
+          "%s%scomm %p rank %d nranks %d host %d/%d local %d/%d busId %s (%s) %s - Init COMPLETE",
+          comm->options.name, comm->options.name[0] ? ": " : "", (const void *)comm, comm->rank,
+          comm->nranks, comm->host, comm->nhosts, comm->local_rank, comm->local_size, busid,
+          symcomm_topo_class_string(sc_topo_classify(topo)), what);
+}

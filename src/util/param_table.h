@@ -1,0 +1,57 @@
+/* Every environment variable symcomm reads: (id, name, type, default, doc).
+ * Nothing else in the tree calls getenv(); `symcomm-topo --env` prints this table
+ * and README.md documents it (a test checks that the two agree).
+ * A default of NULL means "unset" (the reader decides what that implies). */
+
+/* logging */
+SC_PARAM(DEBUG, "SYMCOMM_DEBUG", STRING, "WARN",
+         "log level: NONE, WARN, INFO or TRACE")
+SC_PARAM(DEBUG_SUBSYS, "SYMCOMM_DEBUG_SUBSYS", STRING, "ALL",
+         "comma-separated subsystems to log (INIT,BOOT,TOPO,ENV,NET,P2P,WIN,COLL,TOOL or ALL); ^ before the list excludes")
+SC_PARAM(DEBUG_FILE, "SYMCOMM_DEBUG_FILE", STRING, NULL,
+         "write the log to this file instead of stderr; %h = hostname, %p = pid, %r = rank")
+
+/* bootstrap */
+SC_PARAM(TIMEOUT, "SYMCOMM_TIMEOUT", SECONDS, "300",
+         "bound on every bootstrap wait (connect, store, all-gather, barrier), in seconds")
+SC_PARAM(ADDR, "SYMCOMM_ADDR", STRING, NULL,
+         "host:port of the root ([v6addr]:port for IPv6); overrides the launcher's address")
+SC_PARAM(SOCKET_IFNAME, "SYMCOMM_SOCKET_IFNAME", STRING, NULL,
+         "interfaces the root may listen on: prefixes, comma-separated; ^ excludes, = matches exactly")
+SC_PARAM(SOCKET_FAMILY, "SYMCOMM_SOCKET_FAMILY", STRING, NULL,
+         "AF_INET or AF_INET6 to restrict the root's address family")
+SC_PARAM(MASTER_PORT_OFFSET, "SYMCOMM_MASTER_PORT_OFFSET", INT, "-1",
+         "added to MASTER_PORT for the root's port; -1 = 1 under torchrun's agent (which owns MASTER_PORT), else 0")
+
+/* devices and topology */
+SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
+         "simulated host number (0..255): ranks with different values are on different hosts")
+SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
+         "device index on this host; -1 = the local rank")
+SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
+         "NCCL-format topology XML for this host; <base>_node<HOSTID>.xml is preferred when it exists")
+
+/* set by symcomm-run for each rank */
+SC_PARAM(RANK, "SYMCOMM_RANK", INT, NULL, "symcomm-run: rank of this process")
+SC_PARAM(WORLD_SIZE, "SYMCOMM_WORLD_SIZE", INT, NULL, "symcomm-run: number of ranks")
+SC_PARAM(LOCAL_RANK, "SYMCOMM_LOCAL_RANK", INT, NULL, "symcomm-run: rank on this (simulated) host")
+SC_PARAM(LOCAL_SIZE, "SYMCOMM_LOCAL_SIZE", INT, NULL, "symcomm-run: ranks on this (simulated) host")
+SC_PARAM(ROOT_FD, "SYMCOMM_ROOT_FD", INT, NULL,
+         "symcomm-run: listening socket inherited by rank 0, which serves the root on it")
+
+/* read from other launchers */
+SC_PARAM(TORCH_RANK, "RANK", INT, NULL, "torchrun: rank of this process")
+SC_PARAM(TORCH_WORLD_SIZE, "WORLD_SIZE", INT, NULL, "torchrun: number of ranks")
+SC_PARAM(TORCH_LOCAL_RANK, "LOCAL_RANK", INT, NULL, "torchrun: rank on this host")
+SC_PARAM(TORCH_LOCAL_WORLD_SIZE, "LOCAL_WORLD_SIZE", INT, NULL, "torchrun: ranks on this host")
+SC_PARAM(MASTER_ADDR, "MASTER_ADDR", STRING, NULL, "torchrun: host of the root")
+SC_PARAM(MASTER_PORT, "MASTER_PORT", INT, NULL, "torchrun: port of the root (see SYMCOMM_MASTER_PORT_OFFSET)")
+SC_PARAM(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID", STRING, NULL,
+         "torchrun: present when torchrun's agent runs the job (its store holds MASTER_PORT)")
+SC_PARAM(OMPI_RANK, "OMPI_COMM_WORLD_RANK", INT, NULL, "Open MPI: rank of this process")
+SC_PARAM(OMPI_SIZE, "OMPI_COMM_WORLD_SIZE", INT, NULL, "Open MPI: number of ranks")
+SC_PARAM(OMPI_LOCAL_RANK, "OMPI_COMM_WORLD_LOCAL_RANK", INT, NULL, "Open MPI: rank on this host")
+SC_PARAM(OMPI_LOCAL_SIZE, "OMPI_COMM_WORLD_LOCAL_SIZE", INT, NULL, "Open MPI: ranks on this host")
+SC_PARAM(SLURM_PROCID, "SLURM_PROCID", INT, NULL, "Slurm: rank of this process")
+SC_PARAM(SLURM_NTASKS, "SLURM_NTASKS", INT, NULL, "Slurm: number of ranks")
+SC_PARAM(SLURM_LOCALID, "SLURM_LOCALID", INT, NULL, "Slurm: rank on this host")

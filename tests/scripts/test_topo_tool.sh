@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# symcomm-topo: --xml on the shipped topology files, a malformed file, --env,
+# and a live job of 2 simulated hosts; and the README documents every variable.
+set -u
+B=${B:-${1:-build}}
+topo="$B/bin/symcomm-topo"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+expect_class() {
+  local file=$1 class=$2 out
+  out=$("$topo" --xml "$file" 2>&1) || fail "--xml $file exited non-zero: $out"
+  echo "$out" | grep -q "class: $class" || fail "$file: expected $class, got: $(echo "$out" | grep class:)"
+  echo "ok: $file is $class"
+}
+expect_class topo/nvswitch_8gpu.xml FULLY_CONNECTED
+expect_class topo/hybrid_cube_mesh_8gpu.xml HYBRID_CUBE_MESH
+expect_class topo/pcie_2gpu.xml NONE
+expect_class topo/partial_4gpu.xml PARTIAL
+"$topo" --xml topo/nvswitch_8gpu.xml | grep -q "NV18" || fail "NVSwitch file: no NV18 cells"
+
+printf '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:01:00.0"\n  </cpu>\n</system>\n' >"$tmp/bad.xml"
+out=$("$topo" --xml "$tmp/bad.xml" 2>&1) && fail "a malformed file was accepted"
+echo "$out" | grep -q "bad.xml:[34]" || fail "the error does not name the line: $out"
+echo "ok: malformed file rejected with its line"
+
+# --env lists every parameter; README.md documents each of them.
+names=$("$topo" --env --names) || fail "--env --names failed"
+[ "$(echo "$names" | wc -l)" -ge 20 ] || fail "--env lists too few parameters"
+for n in $names; do
+  grep -q "\`$n\`" README.md || fail "README.md does not document $n"
+done
+SYMCOMM_TIMEOUT=7 "$topo" --env | grep -q "SYMCOMM_TIMEOUT *= 7" || fail "--env does not show values"
+echo "ok: --env and README agree"
+
+# A live job: 2 simulated hosts x 2 ranks.
+out=$("$B/bin/symcomm-run" -n 4 --hosts 2 --timeout 30 -- "$topo" 2>&1) || fail "live job: $out"
+echo "$out" | grep -q "4 ranks on 2 hosts" || fail "live job header: $out"
+echo "$out" | grep -q "0100:01:00.0" || fail "host 1's busIds lack domain 0100: $out"
+[ "$(echo "$out" | grep -c 'class: FULLY_CONNECTED')" -eq 2 ] || fail "per-host classes: $out"
+echo "ok: live job printed"
+
+# The same with a topology file per simulated host (seed 003's naming).
+out=$(SYMCOMM_TOPO_FILE=topo/sim2x8.xml "$B/bin/symcomm-run" -n 16 --hosts 2 --timeout 30 -- "$topo" 2>&1) ||
+  fail "job with topology files: $out"
+echo "$out" | grep -q "16 ranks on 2 hosts" || fail "16-rank header: $out"
+echo "ok: live job with per-host topology files"

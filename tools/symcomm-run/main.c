@@ -1,0 +1,205 @@
+/* symcomm-run: starts N local ranks of a program, grouped into simulated hosts, and
+ * supervises them. This file: the command line, the order of start-up, the exit
+ * status. See launcher.h for the other pieces. */
+#include "launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Far more than one machine can usefully run; a typo such as -n 10000000 should be an
+ * error, not a fork storm. */
+#define LAUNCHER_MAX_RANKS 4096
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+#define USAGE_LINE \
+  "usage: " LAUNCHER_NAME " -n N [--hosts H] [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]\n"
+
+static const char usage_text[] =
+    USAGE_LINE
+    "\n"
+    "Starts N ranks of PROGRAM on this machine, grouped into H simulated hosts, and\n"
+    "supervises them: if a rank fails, the others are stopped.\n"
+    "\n"
+    "options:\n"
+    "  -n N            number of ranks to start (1.." STRINGIFY(LAUNCHER_MAX_RANKS) ")\n"
+    "  --hosts H       split the ranks into H simulated hosts (1..N) of contiguous\n"
+    "                  ranks: host h holds ranks [h*N/H, (h+1)*N/H). Without it, all\n"
+    "                  ranks are on this one real host.\n"
+    "  --timeout S     stop the job if it still runs after S seconds (decimals allowed);\n"
+    "                  symcomm-run then exits 124\n"
+    "  --tag-output    prefix every line a rank writes to stdout or stderr with \"[rank] \",\n"
+    "                  keeping lines whole; otherwise ranks write to them directly\n"
+    "  -h, --help      print this help and exit\n"
+    "\n"
+    "environment of each rank (everything else is inherited unchanged):\n"
+    "  SYMCOMM_RANK          rank, 0..N-1\n"
+    "  SYMCOMM_WORLD_SIZE    N\n"
+    "  SYMCOMM_LOCAL_RANK    rank within its host\n"
+    "  SYMCOMM_LOCAL_SIZE    number of ranks on its host\n"
+    "  SYMCOMM_HOSTID        index of its simulated host (only with --hosts)\n"
+    "  SYMCOMM_ADDR          127.0.0.1:PORT, the job's root (bootstrap) address\n"
+    "  SYMCOMM_ROOT_FD       rank 0 only: a descriptor already listening on that port,\n"
+    "                        on which rank 0 serves the root\n"
+    "Rank 0 reads symcomm-run's stdin unless it is a terminal; the other ranks read\n"
+    "/dev/null.\n"
+    "\n"
+    "supervision:\n"
+    "  Each rank runs in its own process group and dies with symcomm-run. When a rank\n"
+    "  exits non-zero or is killed, the others get SIGTERM, then SIGKILL after 3 s, and\n"
+    "  symcomm-run exits with that rank's status (128+signal if it was killed).\n"
+    "  SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to every\n"
+    "  rank; the first four also stop the job (exit 128+signal). A second SIGINT kills\n"
+    "  the ranks at once.\n"
+    "\n"
+    "exit status: 0 if every rank exited 0; the first failing rank's status; 124 on\n"
+    "timeout; 127 if PROGRAM cannot be executed; 2 for a usage error.\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, LAUNCHER_NAME ": ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n" USAGE_LINE "(" LAUNCHER_NAME " --help describes the options)\n");
+  return LAUNCHER_EXIT_USAGE;
+}
+
+static bool parse_int(const char *text, long min, long max, int *out) {
+  char *end = NULL;
+  errno = 0;
+  long value = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < min || value > max)
+    return false;
+  *out = (int)value;
+  return true;
+}
+
+static bool parse_seconds(const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double value = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !isfinite(value) || value <= 0 ||
+      value > 1e9)
+    return false;
+  *out = value;
+  return true;
+}
+
+/* Returns -1 when the options are good, else the exit status (usage error, --help). */
+static int parse_options(int argc, char **argv, launcher_options_t *opts) {
+  enum { OPT_HOSTS = 256, OPT_TIMEOUT, OPT_TAG_OUTPUT };
+  static const struct option long_options[] = {
+      {"hosts", required_argument, NULL, OPT_HOSTS},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"tag-output", no_argument, NULL, OPT_TAG_OUTPUT},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *hosts_text = NULL;
+  bool have_n = false;
+  memset(opts, 0, sizeof(*opts));
+  opterr = 0; /* our messages, and the usage after them */
+  /* '+': stop at the program, so that its own options are left alone. */
+  for (;;) {
+    int opt = getopt_long(argc, argv, "+:hn:", long_options, NULL);
+    if (opt == -1)
+      break;
+    switch (opt) {
+    case 'h':
+      fputs(usage_text, stdout);
+      return 0;
+    case 'n':
+      if (!parse_int(optarg, 1, LAUNCHER_MAX_RANKS, &opts->world_size))
+        return usage_error("-n wants a number of ranks from 1 to " STRINGIFY(LAUNCHER_MAX_RANKS) ", not '%s'", optarg);
+      have_n = true;
+      break;
+    case OPT_HOSTS:
+      hosts_text = optarg;
+      break;
+    case OPT_TIMEOUT:
+      if (!parse_seconds(optarg, &opts->timeout_s))
+        return usage_error("--timeout wants a positive number of seconds, not '%s'", optarg);
+      break;
+    case OPT_TAG_OUTPUT:
+      opts->tag_output = true;
+      break;
+    case ':':
+      return usage_error("option '%s' needs a value", argv[optind - 1]);
+    default:
+      return usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (!have_n)
+    return usage_error("%s", "-n N (the number of ranks) is required");
+  if (hosts_text != NULL && !parse_int(hosts_text, 1, opts->world_size, &opts->num_hosts)) {
+    char why[64];
+    snprintf(why, sizeof(why), "--hosts wants 1..%d (at most -n), not '%%s'", opts->world_size);
+    return usage_error(why, hosts_text);
+  }
+  if (optind >= argc)
+    return usage_error("%s", "no program to run");
+  opts->argv = argv + optind;
+  return -1;
+}
+
+/* With fd 0, 1 or 2 closed, a pipe or socket could land on it and be clobbered by the
+ * dup2s in the children. */
+static int ensure_std_fds_open(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+      continue;
+    /* The lowest free descriptor: this one, as the lower ones are open by now. */
+    if (open("/dev/null", O_RDWR) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  launcher_options_t opts;
+  int status = parse_options(argc, argv, &opts);
+  if (status >= 0)
+    return status;
+
+  launcher_signals_t sigs = {.signal_fd = -1};
+  rank_proc_t *procs = NULL;
+  int root_fd = -1, root_port = 0, started = 0;
+  status = LAUNCHER_EXIT_INTERNAL;
+  if (ensure_std_fds_open() != 0) {
+    fprintf(stderr, LAUNCHER_NAME ": cannot open /dev/null: %s\n", strerror(errno));
+    goto cleanup;
+  }
+  /* Signals first: one that arrives while ranks are starting waits in the signalfd. */
+  if (signals_setup(&sigs) != 0)
+    goto cleanup;
+  root_fd = root_socket_open(&root_port);
+  if (root_fd < 0)
+    goto cleanup;
+  procs = calloc((size_t)opts.world_size, sizeof(*procs));
+  if (procs == NULL) {
+    fprintf(stderr, LAUNCHER_NAME ": out of memory\n");
+    goto cleanup;
+  }
+  for (int r = 0; r < opts.world_size; r++) {
+    procs[r].out.fd = -1;
+    procs[r].err.fd = -1;
+  }
+  for (; started < opts.world_size; started++)
+    if (spawn_rank(&opts, started, root_fd, root_port, &sigs.saved_mask, &procs[started]) != 0)
+      break;
+  /* Rank 0 has its own copy; ours would only keep the port open after rank 0 is gone. */
+  close(root_fd);
+  root_fd = -1;
+  status = supervise(&opts, procs, started, &sigs);
+
+cleanup:
+  if (root_fd >= 0)
+    close(root_fd);
+  free(procs);
+  signals_close(&sigs);
+  return status;
+}

@@ -5,8 +5,8 @@
  * processing instructions, comments, CDATA sections, self-closing tags,
  * attribute values in '...' or "...", the five predefined entities and numeric
  * character references (&#65; &#x41;). Not supported: DOCTYPE and entity
- * declarations. Every error is INVALID_ARGUMENT with the sentence
- * "<name>:<line>: <what is wrong>".
+ * declarations. Every error in the text is INVALID_ARGUMENT with the sentence
+ * "<name>:<line>: <what is wrong>" (OUT_OF_MEMORY when memory runs out).
  *
  * The input is bounded (SC_XML_MAX_BYTES, SC_XML_MAX_ELEMENTS,
  * SC_XML_MAX_ATTRIBUTES) and so is the nesting (SC_XML_MAX_DEPTH), so a

@@ -3,7 +3,7 @@
  *            and a connection to SYMCOMM_ADDR is accepted on it.
  *   others:  SYMCOMM_ROOT_FD is unset and no listening socket was inherited.
  * Needs no library call: it checks what the launcher hands to the library. */
-#include "../common/test_util.h"
+#include "test_util.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -76,7 +76,7 @@ static int child(const char *scenario, int rank, int nranks, const symcomm_uniqu
     if (res == SYMCOMM_OK) {
       /* Joined before the mistake arrived: the next step must fail. */
       symcomm_comm_t out;
-      sleep(1);
+      sleep(2); /* well after the duplicate (started 0.3 s later) has come and been refused */
       res = symcomm_comm_split(comm, 0, 0, &out);
       TEST_ASSERT(res != SYMCOMM_OK, "the job went on with %s", needle);
       TEST_ASSERT(test_contains(symcomm_last_error(comm), needle), "'%s' not in: %s", needle,

@@ -14,41 +14,48 @@ fail() { echo "FAIL: $*"; for f in "$tmp"/*.out; do echo "--- $f"; cat "$f"; don
 pick_port() { echo $((20000 + (RANDOM * 7 + $$) % 40000)); }
 
 # run_pair NAME "VARS for rank 0" "VARS for rank 1": two ranks of symcomm-topo.
+# @PORT@ in the variables is replaced by a port; on a clash, another is tried.
 run_pair() {
-  local name=$1 vars0=$2 vars1=$3
-  env -i PATH="$PATH" SYMCOMM_TIMEOUT=20 $vars1 "$topo" >"$tmp/$name.1.out" 2>&1 &
-  local pid1=$!
-  env -i PATH="$PATH" SYMCOMM_TIMEOUT=20 $vars0 "$topo" >"$tmp/$name.0.out" 2>&1
-  local rc0=$?
-  wait $pid1
-  local rc1=$?
-  [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$name: exit codes $rc0 / $rc1"
-  grep -q "2 ranks on 1 host" "$tmp/$name.0.out" || fail "$name: rank 0 did not print the job"
-  grep -q "class: FULLY_CONNECTED" "$tmp/$name.0.out" || fail "$name: no classification"
-  echo "ok: $name"
+  local name=$1 attempt port rc0 rc1
+  for attempt in 1 2 3; do
+    port=$(pick_port)
+    local vars0=${2//@PORT@/$port} vars1=${3//@PORT@/$port}
+    env -i PATH="$PATH" SYMCOMM_TIMEOUT=20 $vars1 "$topo" >"$tmp/$name.1.out" 2>&1 &
+    local pid1=$!
+    env -i PATH="$PATH" SYMCOMM_TIMEOUT=20 $vars0 "$topo" >"$tmp/$name.0.out" 2>&1
+    rc0=$?
+    if [ $rc0 -ne 0 ] && grep -q "Address already in use" "$tmp/$name.0.out"; then
+      kill $pid1 2>/dev/null; wait $pid1 2>/dev/null
+      continue
+    fi
+    wait $pid1
+    rc1=$?
+    [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$name: exit codes $rc0 / $rc1"
+    grep -q "2 ranks on 1 host" "$tmp/$name.0.out" || fail "$name: rank 0 did not print the job"
+    grep -q "class: FULLY_CONNECTED" "$tmp/$name.0.out" || fail "$name: no classification"
+    LAST_PORT=$port
+    echo "ok: $name"
+    return
+  done
+  fail "$name: no free port in 3 tries"
 }
 
-P=$(pick_port)
-run_pair torchrun "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$P" \
-                  "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$P"
+run_pair torchrun "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT@" \
+                  "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT@"
 
 # Under torchrun's agent the root moves to MASTER_PORT+1 (the agent holds MASTER_PORT).
-P=$(pick_port)
-run_pair torchelastic "RANK=0 WORLD_SIZE=2 MASTER_ADDR=localhost MASTER_PORT=$P TORCHELASTIC_RUN_ID=j SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=ENV" \
-                      "RANK=1 WORLD_SIZE=2 MASTER_ADDR=localhost MASTER_PORT=$P TORCHELASTIC_RUN_ID=j"
-grep -q "root at localhost:$((P + 1))" "$tmp/torchelastic.0.out" || fail "torchelastic: root not on MASTER_PORT+1"
+run_pair torchelastic "RANK=0 WORLD_SIZE=2 MASTER_ADDR=localhost MASTER_PORT=@PORT@ TORCHELASTIC_RUN_ID=j SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=ENV" \
+                      "RANK=1 WORLD_SIZE=2 MASTER_ADDR=localhost MASTER_PORT=@PORT@ TORCHELASTIC_RUN_ID=j"
+grep -q "root at localhost:$((LAST_PORT + 1))" "$tmp/torchelastic.0.out" || fail "torchelastic: root not on MASTER_PORT+1"
 
-P=$(pick_port)
-run_pair openmpi "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 SYMCOMM_ADDR=127.0.0.1:$P" \
-                 "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SYMCOMM_ADDR=127.0.0.1:$P"
+run_pair openmpi "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 SYMCOMM_ADDR=127.0.0.1:@PORT@" \
+                 "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SYMCOMM_ADDR=127.0.0.1:@PORT@"
 
-P=$(pick_port)
-run_pair openmpi_ipv6 "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 SYMCOMM_ADDR=[::1]:$P" \
-                      "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 SYMCOMM_ADDR=[::1]:$P"
+run_pair openmpi_ipv6 "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 SYMCOMM_ADDR=[::1]:@PORT@" \
+                      "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 SYMCOMM_ADDR=[::1]:@PORT@"
 
-P=$(pick_port)
-run_pair slurm "SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$P" \
-               "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$P"
+run_pair slurm "SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT@" \
+               "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT@"
 
 # Open MPI gives no address: without SYMCOMM_ADDR the error says what to set.
 env -i PATH="$PATH" OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 "$topo" >"$tmp/noaddr.out" 2>&1 &&

@@ -19,6 +19,9 @@ expect_class topo/hybrid_cube_mesh_8gpu.xml HYBRID_CUBE_MESH
 expect_class topo/pcie_2gpu.xml NONE
 expect_class topo/partial_4gpu.xml PARTIAL
 "$topo" --xml topo/nvswitch_8gpu.xml | grep -q "NV18" || fail "NVSwitch file: no NV18 cells"
+# A file NCCL wrote itself on a real 4x H200 host (tests/data/README.md).
+expect_class tests/data/nccl_dump_4xh200.xml FULLY_CONNECTED
+[ "$("$topo" --xml tests/data/nccl_dump_4xh200.xml | grep -c 'NV18')" -eq 4 ] || fail "NCCL dump: expected NV18 rows"
 
 printf '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:01:00.0"\n  </cpu>\n</system>\n' >"$tmp/bad.xml"
 out=$("$topo" --xml "$tmp/bad.xml" 2>&1) && fail "a malformed file was accepted"

@@ -49,3 +49,16 @@ out=$(SYMCOMM_TOPO_FILE=topo/sim2x8.xml "$B/bin/symcomm-run" -n 16 --hosts 2 --t
   fail "job with topology files: $out"
 echo "$out" | grep -q "16 ranks on 2 hosts" || fail "16-rank header: $out"
 echo "ok: live job with per-host topology files"
+
+# Seed 002's check: two ranks of one host on one device is an error naming both.
+out=$(SYMCOMM_DEVICE=0 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &&
+  fail "two ranks on one device were accepted"
+echo "$out" | grep -q "ranks 0 and 1 on host .* both use device 0 (0000:01:00.0)" ||
+  fail "device sharing not explained: $out"
+echo "ok: two ranks on one device refused"
+
+# A rank whose device is not in its host's topology file.
+out=$(SYMCOMM_TOPO_FILE=topo/pcie_2gpu.xml "$B/bin/symcomm-run" -n 3 --timeout 30 -- "$topo" 2>&1) &&
+  fail "3 ranks on a 2-GPU host were accepted"
+echo "$out" | grep -q "rank 2 wants device 2 .* has only 2 GPUs" || fail "missing device not explained: $out"
+echo "ok: a device beyond the topology file refused"

@@ -51,3 +51,7 @@ void sc_bootstrap_shutdown(sc_bootstrap_t *b) {
 }
 
 void sc_bootstrap_close(sc_bootstrap_t *b) { sc_store_client_close(&b->client); }
+
+void sc_bootstrap_fail(sc_bootstrap_t *b, const char *why) { sc_store_client_fail(&b->client, why); }
+
+void sc_bootstrap_set_abort_fd(sc_bootstrap_t *b, int abort_fd) { b->client.abort_fd = abort_fd; }

@@ -28,5 +28,9 @@ sc_result_t sc_bootstrap_local_address(const sc_bootstrap_t *b, sc_sockaddr_t *a
 /* Cuts the connection from any thread, so that a wait in progress returns. */
 void sc_bootstrap_shutdown(sc_bootstrap_t *b);
 void sc_bootstrap_close(sc_bootstrap_t *b);
+/* Leaves after a local failure: the other ranks learn `why`. */
+void sc_bootstrap_fail(sc_bootstrap_t *b, const char *why);
+/* The fd that interrupts this bootstrap's waits from now on. */
+void sc_bootstrap_set_abort_fd(sc_bootstrap_t *b, int abort_fd);
 
 #endif

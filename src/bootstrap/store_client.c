@@ -30,8 +30,11 @@ static sc_result_t sc_store_read_reply(sc_store_client_t *c, int64_t deadline,
       reply->value_len > SC_STORE_MAX_VALUE)
     return SC_RAISE(SYMCOMM_ERR_REMOTE, SC_BOOT, "%s sent a malformed reply to %s", c->root_text,
                     what);
-  if (reply->status == SYMCOMM_OK)
+  if (reply->status == SYMCOMM_OK) {
+    if (reply->text_len > 0)
+      return SC_RAISE(SYMCOMM_ERR_REMOTE, SC_BOOT, "%s sent a text with a success", c->root_text);
     return SYMCOMM_OK;
+  }
   char text[SC_STORE_MAX_TEXT + 1] = "";
   if (reply->value_len > 0)
     return SC_RAISE(SYMCOMM_ERR_REMOTE, SC_BOOT, "%s sent a value with a failure", c->root_text);
@@ -84,17 +87,31 @@ fail:
   return res;
 }
 
-void sc_store_client_close(sc_store_client_t *c) {
+/* Sends a last message that gets no reply (BYE or FAIL), then closes. Best
+ * effort and brief: a root that is gone changes nothing here. */
+static void sc_store_client_leave(sc_store_client_t *c, sc_store_op_t op, const char *why) {
   if (c->fd < 0)
     return;
   if (!c->broken) {
-    sc_store_request_t bye = {.magic = SC_STORE_MAGIC, .op = SC_STORE_OP_BYE};
-    /* Best effort and brief: a root that is gone changes nothing here. */
-    if (send(c->fd, &bye, sizeof(bye), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(bye))
+    size_t len = why != NULL ? strnlen(why, SC_STORE_MAX_TEXT - 1) : 0;
+    char msg[sizeof(sc_store_request_t) + SC_STORE_MAX_TEXT];
+    sc_store_request_t req = {.magic = SC_STORE_MAGIC, .op = (uint16_t)op,
+                              .value_len = (uint32_t)len};
+    memcpy(msg, &req, sizeof(req));
+    if (len > 0)
+      memcpy(msg + sizeof(req), why, len);
+    ssize_t n = send(c->fd, msg, sizeof(req) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n != (ssize_t)(sizeof(req) + len))
       SC_TRACE(SC_BOOT, "rank %d: could not say goodbye to %s", c->rank, c->root_text);
   }
   close(c->fd);
   c->fd = -1;
+}
+
+void sc_store_client_close(sc_store_client_t *c) { sc_store_client_leave(c, SC_STORE_OP_BYE, NULL); }
+
+void sc_store_client_fail(sc_store_client_t *c, const char *why) {
+  sc_store_client_leave(c, SC_STORE_OP_FAIL, why);
 }
 
 /* One request and its reply. The reply's value goes to `into` (exactly

@@ -28,6 +28,9 @@ sc_result_t sc_store_client_connect(sc_store_client_t *client, const sc_sockaddr
                                     int abort_fd);
 /* Says goodbye (so the root knows this rank left on purpose) and closes. */
 void sc_store_client_close(sc_store_client_t *client);
+/* Tells the root this rank failed and why (every rank of the session then
+ * fails with that sentence) and closes. */
+void sc_store_client_fail(sc_store_client_t *client, const char *why);
 
 sc_result_t sc_store_set(sc_store_client_t *client, const char *key, const void *value, size_t len);
 /* Waits until key is set; *value is malloc'ed (free it), NULL when empty. */

@@ -6,7 +6,10 @@
  *   client -> root   hello                      (sc_store_hello_t)
  *   root -> client   reply                      (sc_store_reply_t + text)
  *   client -> root   request + key + value      (sc_store_request_t)
- *   root -> client   reply + value + text       (sc_store_reply_t)
+ *   root -> client   reply + text + value       (sc_store_reply_t)
+ *
+ * A reply carries a text (the sentence explaining a failure) or a value (on
+ * success), never both. BYE and FAIL get no reply: the client closes after them.
  *
  * Integers are in host byte order: every rank of a job runs on the same kind
  * of machine. */
@@ -21,6 +24,8 @@
 #define SC_STORE_MAX_KEY 1024
 #define SC_STORE_MAX_VALUE (64u << 20)
 #define SC_STORE_MAX_TEXT 1024
+#define SC_STORE_MAX_RANKS (1 << 17)
+#define SC_STORE_MAX_SESSIONS 256 /* kept at once by one root */
 
 typedef enum sc_store_op {
   SC_STORE_OP_HELLO = 1,
@@ -30,7 +35,8 @@ typedef enum sc_store_op {
   SC_STORE_OP_ADD = 5,    /* key += arg (int64, 0 when new); reply arg = new value */
   SC_STORE_OP_GATHER = 6, /* every rank gives value (same length); each gets all, rank order */
   SC_STORE_OP_BCAST = 7,  /* rank arg gives value; each rank gets it */
-  SC_STORE_OP_BYE = 8     /* the client leaves on purpose (destroy), not by crashing */
+  SC_STORE_OP_BYE = 8,    /* the client leaves on purpose (destroy), not by crashing */
+  SC_STORE_OP_FAIL = 9    /* the client failed; value = its sentence; the session fails */
 } sc_store_op_t;
 
 typedef struct sc_store_hello {

@@ -17,12 +17,21 @@
 #include "bootstrap/store_session.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "util/param.h"
 #include "util/socket.h"
 #include "util/wakeup.h"
 
 /* A connection that has not said hello by then is dropped. */
 #define SC_STORE_HELLO_TIMEOUT_MS 10000
+/* Out of file descriptors: stop accepting for a moment instead of spinning. */
+#define SC_STORE_ACCEPT_PAUSE_MS 100
+/* How long process exit waits for roots to flush their last replies. */
+#define SC_STORE_EXIT_DRAIN_MS 5000
+
+typedef struct sc_store_pollset {
+  struct pollfd *fds;
+  struct sc_store_conn **owners;
+  size_t cap;
+} sc_store_pollset_t;
 
 typedef struct sc_store_failure {
   uint64_t session;
@@ -37,25 +46,34 @@ struct sc_store_server {
   uint64_t only_session;
   bool persistent;
   int64_t idle_timeout_ms; /* how long a released server waits for a first client */
-  bool ever_joined;
   sc_wakeup_t wake;
-  pthread_t thread;
 
-  /* Shared with the owner's thread. */
+  /* Shared between the owner and the thread, under `lock`. The server is
+   * freed by whichever of the two lets go last. */
   pthread_mutex_t lock;
+  int refs;
   bool released;
+  bool thread_done;
   sc_store_failure_t *failures;
 
-  /* Linked in sc_store_registry while the thread runs; `exiting` is set
-   * there, under the registry's lock, when the process exits. */
+  /* In the process-wide registry (its own lock) while the thread runs. */
+  pid_t pid;
   bool exiting;
   struct sc_store_server *registry_next;
 
-  /* The server thread's own. */
+  /* The thread's own. */
   sc_store_conn_t *conns;
   int nconns;
   sc_store_session_t *sessions;
+  bool ever_joined;
+  int64_t idle_since; /* when the last connection closed, or the release */
+  bool seen_release;
+  int64_t accept_resume_at;
+  int64_t accept_warned_at;
+  sc_store_pollset_t poll; /* here, not on the thread's stack: see after_fork */
 };
+
+/* ------------------------------------------------------------ exit drain */
 
 /* Every root this process serves. When the process exits, each one fails the
  * requests it holds and flushes its replies before the process is gone: a
@@ -63,9 +81,10 @@ struct sc_store_server {
 static pthread_mutex_t sc_store_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sc_store_registry_empty = PTHREAD_COND_INITIALIZER;
 static sc_store_server_t *sc_store_registry;
+/* What a forked child inherited: kept reachable so that a leak checker in the
+ * child does not report the parent's roots, whose threads the child lacks. */
+static sc_store_server_t *sc_store_inherited;
 static pthread_once_t sc_store_registry_once = PTHREAD_ONCE_INIT;
-
-#define SC_STORE_EXIT_DRAIN_MS 5000
 
 static void sc_store_drain_at_exit(void) {
   pthread_mutex_lock(&sc_store_registry_lock);
@@ -82,7 +101,19 @@ static void sc_store_drain_at_exit(void) {
   pthread_mutex_unlock(&sc_store_registry_lock);
 }
 
-static void sc_store_registry_init(void) { atexit(sc_store_drain_at_exit); }
+/* A forked child has none of the parent's server threads: it starts with an
+ * empty registry (and a fresh lock, which another thread may have held). */
+static void sc_store_registry_after_fork(void) {
+  pthread_mutex_init(&sc_store_registry_lock, NULL);
+  pthread_cond_init(&sc_store_registry_empty, NULL);
+  sc_store_inherited = sc_store_registry;
+  sc_store_registry = NULL;
+}
+
+static void sc_store_registry_init(void) {
+  atexit(sc_store_drain_at_exit);
+  pthread_atfork(NULL, NULL, sc_store_registry_after_fork);
+}
 
 static void sc_store_registry_add(sc_store_server_t *srv) {
   pthread_once(&sc_store_registry_once, sc_store_registry_init);
@@ -111,23 +142,54 @@ static bool sc_store_exiting(sc_store_server_t *srv) {
   return exiting;
 }
 
+/* ------------------------------------------------------------ lifetime */
+
+static void sc_store_server_free(sc_store_server_t *srv) {
+  for (sc_store_failure_t *f = srv->failures, *next; f != NULL; f = next) {
+    next = f->next;
+    free(f);
+  }
+  sc_wakeup_close(&srv->wake);
+  pthread_mutex_destroy(&srv->lock);
+  free(srv);
+}
+
+/* Drops one of the two references (owner, thread); the last one frees. */
+static void sc_store_server_unref(sc_store_server_t *srv) {
+  pthread_mutex_lock(&srv->lock);
+  bool last = --srv->refs == 0;
+  pthread_mutex_unlock(&srv->lock);
+  if (last)
+    sc_store_server_free(srv);
+}
+
+/* ------------------------------------------------------------ connections */
+
 static void sc_store_conn_free(sc_store_conn_t *conn) {
   if (conn->fd >= 0)
     close(conn->fd);
   free(conn->payload);
   free(conn->key);
-  free(conn->out);
+  sc_store_output_clear(&conn->out);
   free(conn);
 }
 
-static void sc_store_accept(sc_store_server_t *srv) {
+static void sc_store_accept(sc_store_server_t *srv, int64_t now) {
   for (;;) {
     struct sockaddr_storage peer;
     socklen_t len = sizeof(peer);
     int fd = accept4(srv->listen_fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-        SC_WARN(SC_BOOT, "root %s: accept failed: %s", srv->listen_text, strerror(errno));
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
+        return;
+      /* Out of descriptors or memory: the listening socket stays readable, so
+       * pause accepting rather than spin, and say so once in a while. */
+      srv->accept_resume_at = now + SC_STORE_ACCEPT_PAUSE_MS;
+      if (now - srv->accept_warned_at >= 10000) {
+        srv->accept_warned_at = now;
+        SC_WARN(SC_BOOT, "root %s: cannot accept connections: %s (raise `ulimit -n`?)",
+                srv->listen_text, strerror(errno));
+      }
       return;
     }
     sc_store_conn_t *conn = calloc(1, sizeof(*conn));
@@ -142,7 +204,7 @@ static void sc_store_accept(sc_store_server_t *srv) {
     conn->rank = -1;
     sc_sockaddr_t addr = {.storage = peer, .len = len};
     sc_sockaddr_format(&addr, conn->peer, sizeof(conn->peer));
-    conn->hello_deadline = sc_now_ms() + SC_STORE_HELLO_TIMEOUT_MS;
+    conn->hello_deadline = now + SC_STORE_HELLO_TIMEOUT_MS;
     conn->next = srv->conns;
     srv->conns = conn;
     srv->nconns++;
@@ -153,14 +215,15 @@ static void sc_store_accept(sc_store_server_t *srv) {
 /* Drops a connection that does not speak our protocol, and says so once. */
 static void sc_store_reject(sc_store_server_t *srv, sc_store_conn_t *conn, const char *why) {
   SC_WARN(SC_BOOT, "root %s: closing connection from %s: %s", srv->listen_text, conn->peer, why);
-  sc_store_session_detach(conn, false);
+  sc_store_session_detach(conn, SC_STORE_REJECTED, why);
   conn->closing = true;
-  conn->out_len = conn->out_sent = 0; /* nothing more is said to it */
+  sc_store_output_clear(&conn->out); /* nothing more is said to it */
 }
 
 static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
   sc_store_hello_t hello;
   memcpy(&hello, conn->header, sizeof(hello));
+  conn->greeted = true;
   char text[SC_STORE_MAX_TEXT];
   if (hello.version != SC_STORE_VERSION || hello.op != SC_STORE_OP_HELLO) {
     snprintf(text, sizeof(text),
@@ -188,23 +251,29 @@ static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
 static bool sc_store_on_request_header(sc_store_server_t *srv, sc_store_conn_t *conn) {
   memcpy(&conn->request, conn->header, sizeof(conn->request));
   const sc_store_request_t *req = &conn->request;
+  if (req->magic != SC_STORE_MAGIC) {
+    sc_store_reject(srv, conn, "a request without the protocol's magic number");
+    return false;
+  }
   if (req->op == SC_STORE_OP_BYE) {
-    sc_store_session_detach(conn, true);
+    sc_store_session_detach(conn, SC_STORE_LEFT, NULL);
     conn->closing = true;
     return false;
   }
-  if (req->key_len == 0 || req->key_len > SC_STORE_MAX_KEY || req->value_len > SC_STORE_MAX_VALUE) {
+  bool keyless = req->op == SC_STORE_OP_FAIL;
+  if ((!keyless && req->key_len == 0) || req->key_len > SC_STORE_MAX_KEY ||
+      req->value_len > SC_STORE_MAX_VALUE) {
     char why[128];
-    snprintf(why, sizeof(why), "request with key of %u bytes and value of %u bytes", req->key_len,
-             req->value_len);
+    snprintf(why, sizeof(why), "a request with a key of %u bytes and a value of %u bytes",
+             req->key_len, req->value_len);
     sc_store_reject(srv, conn, why);
     return false;
   }
   conn->payload_len = (size_t)req->key_len + req->value_len;
   conn->payload_got = 0;
-  conn->payload = malloc(conn->payload_len);
+  conn->payload = malloc(conn->payload_len + 1);
   if (conn->payload == NULL) {
-    sc_store_reject(srv, conn, "out of memory for its request");
+    sc_store_reject(srv, conn, "no memory for its request");
     return false;
   }
   return true;
@@ -213,57 +282,56 @@ static bool sc_store_on_request_header(sc_store_server_t *srv, sc_store_conn_t *
 /* Reads what the socket has; returns false when the connection is finished. */
 static bool sc_store_read(sc_store_server_t *srv, sc_store_conn_t *conn) {
   for (;;) {
-    if (conn->closing)
+    /* One request at a time, and the next only once this one's reply is out:
+     * a client that does not read its replies cannot make the root queue them. */
+    if (conn->closing || conn->parked || sc_store_output_pending(&conn->out))
       return true;
-    if (conn->parked)
-      return true; /* one request at a time: leave the rest in the socket */
     size_t header_need = conn->ready ? sizeof(sc_store_request_t) : sizeof(sc_store_hello_t);
-    void *dst;
-    size_t want;
-    if (conn->header_got < header_need) {
-      dst = conn->header + conn->header_got;
-      want = header_need - conn->header_got;
-    } else {
-      dst = conn->payload + conn->payload_got;
-      want = conn->payload_len - conn->payload_got;
-    }
-    ssize_t n = want > 0 ? recv(conn->fd, dst, want, 0) : 0;
-    if (want > 0 && n == 0) {
-      sc_store_session_detach(conn, false);
-      return false;
-    }
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        return true;
-      if (errno == EINTR)
-        continue;
-      sc_store_session_detach(conn, false);
-      return false;
-    }
-    if (conn->header_got < header_need) {
-      size_t before = conn->header_got;
-      conn->header_got += (size_t)n;
-      uint32_t magic;
-      if (before < sizeof(magic) && conn->header_got >= sizeof(magic)) {
-        memcpy(&magic, conn->header, sizeof(magic));
-        if (magic != SC_STORE_MAGIC) {
-          char why[96];
-          snprintf(why, sizeof(why), "not a symcomm client (first bytes 0x%08x)", magic);
-          sc_store_reject(srv, conn, why);
+    bool in_header = conn->header_got < header_need;
+    void *dst = in_header ? (void *)(conn->header + conn->header_got)
+                          : (void *)(conn->payload + conn->payload_got);
+    size_t want = in_header ? header_need - conn->header_got : conn->payload_len - conn->payload_got;
+    if (want > 0) {
+      ssize_t n = recv(conn->fd, dst, want, 0);
+      if (n == 0) {
+        sc_store_session_detach(conn, SC_STORE_LOST, NULL);
+        return false;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
           return true;
+        if (errno == EINTR)
+          continue;
+        sc_store_session_detach(conn, SC_STORE_LOST, NULL);
+        return false;
+      }
+      if (in_header) {
+        size_t before = conn->header_got;
+        conn->header_got += (size_t)n;
+        uint32_t magic;
+        if (before < sizeof(magic) && conn->header_got >= sizeof(magic)) {
+          memcpy(&magic, conn->header, sizeof(magic));
+          if (magic != SC_STORE_MAGIC) {
+            char why[96];
+            snprintf(why, sizeof(why), "not a symcomm client (first bytes 0x%08x)", magic);
+            sc_store_reject(srv, conn, why);
+            return true;
+          }
         }
+        if (conn->header_got < header_need)
+          continue;
+        if (!conn->ready) {
+          conn->header_got = 0;
+          sc_store_on_hello(srv, conn);
+          continue;
+        }
+        if (!sc_store_on_request_header(srv, conn)) {
+          conn->header_got = 0;
+          continue;
+        }
+      } else {
+        conn->payload_got += (size_t)n;
       }
-      if (conn->header_got < header_need)
-        continue;
-      if (!conn->ready) {
-        conn->header_got = 0;
-        sc_store_on_hello(srv, conn);
-        continue;
-      }
-      if (!sc_store_on_request_header(srv, conn))
-        continue;
-    } else {
-      conn->payload_got += (size_t)n;
     }
     if (conn->header_got == header_need && conn->payload_got == conn->payload_len) {
       conn->header_got = 0;
@@ -277,21 +345,15 @@ static bool sc_store_read(sc_store_server_t *srv, sc_store_conn_t *conn) {
 
 /* Writes pending replies; returns false if the peer is gone. */
 static bool sc_store_write(sc_store_conn_t *conn) {
-  while (conn->out_sent < conn->out_len) {
-    ssize_t n = send(conn->fd, conn->out + conn->out_sent, conn->out_len - conn->out_sent,
-                     MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        return true;
-      if (errno == EINTR)
-        continue;
-      sc_store_session_detach(conn, false);
-      return false;
-    }
-    conn->out_sent += (size_t)n;
-  }
-  conn->out_sent = conn->out_len = 0;
-  return true;
+  if (sc_store_output_send(&conn->out, conn->fd) >= 0)
+    return true;
+  sc_store_session_detach(conn, SC_STORE_LOST, NULL);
+  return false;
+}
+
+static void sc_store_close_conn_fd(sc_store_conn_t *conn) {
+  close(conn->fd);
+  conn->fd = -1;
 }
 
 static void sc_store_apply_failures(sc_store_server_t *srv) {
@@ -312,15 +374,15 @@ static void sc_store_apply_failures(sc_store_server_t *srv) {
 static void sc_store_drop_finished(sc_store_server_t *srv, int64_t now) {
   for (sc_store_conn_t **p = &srv->conns; *p != NULL;) {
     sc_store_conn_t *c = *p;
-    bool hello_late = !c->ready && !c->closing && now >= c->hello_deadline;
-    if (hello_late)
+    if (!c->greeted && !c->closing && c->fd >= 0 && now >= c->hello_deadline)
       sc_store_reject(srv, c, "no hello within 10 s");
-    bool flushed = c->out_sent >= c->out_len;
+    bool flushed = !sc_store_output_pending(&c->out);
     if (c->fd < 0 || (c->closing && flushed)) {
-      sc_store_session_detach(c, false);
+      sc_store_session_detach(c, SC_STORE_LOST, NULL);
       *p = c->next;
       sc_store_conn_free(c);
-      srv->nconns--;
+      if (--srv->nconns == 0)
+        srv->idle_since = now;
     } else {
       p = &c->next;
     }
@@ -328,119 +390,138 @@ static void sc_store_drop_finished(sc_store_server_t *srv, int64_t now) {
   sc_store_session_collect(&srv->sessions, false);
 }
 
-static void *sc_store_server_main(void *arg) {
-  sc_store_server_t *srv = arg;
-  struct pollfd *fds = NULL;
-  sc_store_conn_t **owners = NULL;
-  size_t cap = 0;
-  int64_t released_at = -1;
-  bool exiting = false;
-  for (;;) {
-    int64_t now = sc_now_ms();
-    sc_store_apply_failures(srv);
-    if (!exiting && sc_store_exiting(srv)) {
-      exiting = true;
-      char why[128];
-      snprintf(why, sizeof(why), "the process serving the root (pid %d) exited", (int)getpid());
-      sc_store_session_fail_all(srv->sessions, SYMCOMM_ERR_REMOTE, why);
-    }
-    int64_t next = sc_store_session_expire(srv->sessions, now);
-    /* Flush what the last round queued before deciding who is finished. */
-    for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
-      if (c->out_sent < c->out_len && !sc_store_write(c)) {
-        close(c->fd);
-        c->fd = -1;
-      }
-    sc_store_drop_finished(srv, now);
-    if (exiting) {
-      bool flushed = true;
-      for (sc_store_conn_t *c = srv->conns; c != NULL && flushed; c = c->next)
-        flushed = c->out_sent >= c->out_len;
-      if (flushed)
-        break;
-    }
+static bool sc_store_all_flushed(const sc_store_server_t *srv) {
+  for (const sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
+    if (sc_store_output_pending(&c->out))
+      return false;
+  return true;
+}
 
-    pthread_mutex_lock(&srv->lock);
-    bool released = srv->released;
-    pthread_mutex_unlock(&srv->lock);
-    if (released && released_at < 0)
-      released_at = now;
-    /* A released root ends when its clients are gone; one that nobody ever
-     * joined waits for a first client as long as a client would wait for it. */
-    if (released && !srv->persistent && srv->nconns == 0 &&
-        (srv->ever_joined || now - released_at >= srv->idle_timeout_ms))
-      break;
-    if (released && !srv->persistent && !srv->ever_joined) {
-      int64_t idle_end = released_at + srv->idle_timeout_ms;
-      if (idle_end < next)
-        next = idle_end;
-    }
+/* ------------------------------------------------------------ the loop */
 
-    size_t need = (size_t)srv->nconns + 2;
-    if (need > cap) {
-      size_t new_cap = need * 2;
-      struct pollfd *f = realloc(fds, new_cap * sizeof(*fds));
-      if (f != NULL)
-        fds = f;
-      sc_store_conn_t **o = realloc(owners, new_cap * sizeof(*owners));
-      if (o != NULL)
-        owners = o;
-      if (f == NULL || o == NULL) {
-        SC_WARN(SC_BOOT, "root %s: out of memory; retrying", srv->listen_text);
-        poll(NULL, 0, 100);
-        continue;
-      }
-      cap = new_cap;
-    }
-    nfds_t n = 0;
-    fds[n++] = (struct pollfd){.fd = srv->wake.fd, .events = POLLIN};
-    fds[n++] = (struct pollfd){.fd = srv->listen_fd, .events = POLLIN};
-    for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next) {
-      /* RDHUP also on parked connections: a client that dies while its
-       * request is held must fail its session now, not when answered. */
-      short events = POLLRDHUP;
-      if (!c->closing && !c->parked)
-        events |= POLLIN;
-      if (c->out_sent < c->out_len)
-        events |= POLLOUT;
-      if (!c->ready && c->hello_deadline < next)
-        next = c->hello_deadline;
-      owners[n] = c;
-      fds[n++] = (struct pollfd){.fd = c->fd, .events = events};
-    }
-    if (poll(fds, n, sc_poll_timeout(next)) < 0 && errno != EINTR) {
-      SC_WARN(SC_BOOT, "root %s: poll failed: %s", srv->listen_text, strerror(errno));
-      poll(NULL, 0, 100);
+static bool sc_store_pollset_reserve(sc_store_pollset_t *ps, size_t need) {
+  if (need <= ps->cap)
+    return true;
+  size_t cap = need * 2;
+  struct pollfd *f = realloc(ps->fds, cap * sizeof(*f));
+  if (f == NULL)
+    return false;
+  ps->fds = f;
+  sc_store_conn_t **o = realloc(ps->owners, cap * sizeof(*o));
+  if (o == NULL)
+    return false;
+  ps->owners = o;
+  ps->cap = cap;
+  return true;
+}
+
+/* One round: flush, expire, decide whether to stop; then wait and serve.
+ * Returns false when the server should end. */
+static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
+  sc_store_pollset_t *ps = &srv->poll;
+  int64_t now = sc_now_ms();
+  sc_store_apply_failures(srv);
+  if (!*exiting && sc_store_exiting(srv)) {
+    *exiting = true;
+    char why[128];
+    snprintf(why, sizeof(why), "the process serving the root (pid %d) exited", (int)getpid());
+    sc_store_session_fail_all(srv->sessions, SYMCOMM_ERR_REMOTE, why);
+  }
+  int64_t next = sc_store_session_expire(srv->sessions, now);
+  for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
+    if (c->fd >= 0 && sc_store_output_pending(&c->out) && !sc_store_write(c))
+      sc_store_close_conn_fd(c);
+  sc_store_drop_finished(srv, now);
+  if (*exiting && sc_store_all_flushed(srv))
+    return false;
+
+  pthread_mutex_lock(&srv->lock);
+  bool released = srv->released;
+  pthread_mutex_unlock(&srv->lock);
+  if (released && !srv->seen_release) {
+    srv->seen_release = true;
+    srv->idle_since = now; /* the wait for late ranks starts at the release */
+  }
+  if (released && !srv->persistent && srv->nconns == 0) {
+    /* A released root ends once every rank of its jobs has come and gone.
+     * While some rank has not come yet (the job failed before it arrived,
+     * or nobody came at all), it waits for it as long as a rank would wait,
+     * so that a late rank still learns what happened. */
+    if (srv->ever_joined && sc_store_session_all_joined(srv->sessions))
+      return false;
+    int64_t idle_end = srv->idle_since + srv->idle_timeout_ms;
+    if (now >= idle_end)
+      return false;
+    if (idle_end < next)
+      next = idle_end;
+  }
+
+  if (!sc_store_pollset_reserve(ps, (size_t)srv->nconns + 2)) {
+    SC_WARN(SC_BOOT, "root %s: out of memory; retrying", srv->listen_text);
+    poll(NULL, 0, 100);
+    return true;
+  }
+  nfds_t n = 0;
+  ps->fds[n++] = (struct pollfd){.fd = srv->wake.fd, .events = POLLIN};
+  bool accepting = now >= srv->accept_resume_at;
+  ps->fds[n++] = (struct pollfd){.fd = accepting ? srv->listen_fd : -1, .events = POLLIN};
+  if (!accepting && srv->accept_resume_at < next)
+    next = srv->accept_resume_at;
+  for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next) {
+    /* RDHUP also on parked connections: a client that dies while its
+     * request is held must fail its session now, not when answered. */
+    short events = POLLRDHUP;
+    if (sc_store_output_pending(&c->out))
+      events |= POLLOUT;
+    else if (!c->closing && !c->parked)
+      events |= POLLIN;
+    if (!c->greeted && c->hello_deadline < next)
+      next = c->hello_deadline;
+    ps->owners[n] = c;
+    ps->fds[n++] = (struct pollfd){.fd = c->fd, .events = events};
+  }
+  if (poll(ps->fds, n, sc_poll_timeout(next)) < 0 && errno != EINTR) {
+    SC_WARN(SC_BOOT, "root %s: poll failed: %s", srv->listen_text, strerror(errno));
+    poll(NULL, 0, 100);
+    return true;
+  }
+  now = sc_now_ms();
+  if (ps->fds[0].revents & POLLIN) {
+    uint64_t count; /* drain the wakeup so that the next poll sleeps again */
+    ssize_t r = read(srv->wake.fd, &count, sizeof(count));
+    (void)r;
+  }
+  if (ps->fds[1].revents & POLLIN)
+    sc_store_accept(srv, now);
+  for (nfds_t i = 2; i < n; i++) {
+    sc_store_conn_t *c = ps->owners[i];
+    short revents = ps->fds[i].revents;
+    if (sc_store_output_pending(&c->out) && !sc_store_write(c)) {
+      sc_store_close_conn_fd(c);
       continue;
     }
-    if (fds[0].revents & POLLIN) {
-      /* Drain the wakeup so that the next poll sleeps again. */
-      uint64_t count;
-      ssize_t r = read(srv->wake.fd, &count, sizeof(count));
-      (void)r;
+    if (c->parked && (revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+      sc_store_session_detach(c, SC_STORE_LOST, NULL);
+      sc_store_close_conn_fd(c);
+      continue;
     }
-    if (fds[1].revents & POLLIN)
-      sc_store_accept(srv);
-    for (nfds_t i = 2; i < n; i++) {
-      sc_store_conn_t *c = owners[i];
-      if (c->parked && (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-        sc_store_session_detach(c, false);
-        close(c->fd);
-        c->fd = -1;
-        continue;
-      }
-      if (fds[i].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
-        if (!sc_store_read(srv, c)) {
-          close(c->fd);
-          c->fd = -1;
-          continue;
-        }
-      }
-      if (c->out_sent < c->out_len && !sc_store_write(c)) {
-        close(c->fd);
-        c->fd = -1;
-      }
+    if ((revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) && !sc_store_read(srv, c)) {
+      sc_store_close_conn_fd(c);
+      continue;
     }
+    if (sc_store_output_pending(&c->out) && !sc_store_write(c))
+      sc_store_close_conn_fd(c);
+    else if (sc_store_output_pending(&c->out) == false && !c->closing && !c->parked &&
+             (revents & POLLOUT) && !sc_store_read(srv, c))
+      sc_store_close_conn_fd(c); /* the reply just left: read what waited behind it */
+  }
+  return true;
+}
+
+static void *sc_store_server_main(void *arg) {
+  sc_store_server_t *srv = arg;
+  bool exiting = false;
+  while (sc_store_round(srv, &exiting)) {
   }
   SC_TRACE(SC_BOOT, "root %s: %s; closing", srv->listen_text,
            exiting ? "the process is exiting" : "all clients left");
@@ -449,19 +530,19 @@ static void *sc_store_server_main(void *arg) {
     next = c->next;
     sc_store_conn_free(c);
   }
+  srv->conns = NULL;
   sc_store_session_collect(&srv->sessions, true);
-  free(fds);
-  free(owners);
+  free(srv->poll.fds);
+  free(srv->poll.owners);
   close(srv->listen_fd);
-  sc_wakeup_close(&srv->wake);
-  pthread_mutex_destroy(&srv->lock);
-  for (sc_store_failure_t *f = srv->failures, *next; f != NULL; f = next) {
-    next = f->next;
-    free(f);
-  }
-  free(srv);
+  pthread_mutex_lock(&srv->lock);
+  srv->thread_done = true;
+  pthread_mutex_unlock(&srv->lock);
+  sc_store_server_unref(srv);
   return NULL;
 }
+
+/* ------------------------------------------------------------ the owner's side */
 
 sc_result_t sc_store_server_start(int listen_fd, uint64_t only_session, bool persistent,
                                   int64_t idle_timeout_ms, sc_store_server_t **server) {
@@ -474,6 +555,9 @@ sc_result_t sc_store_server_start(int listen_fd, uint64_t only_session, bool per
   srv->persistent = persistent;
   srv->idle_timeout_ms = idle_timeout_ms;
   srv->wake.fd = -1;
+  srv->refs = 2; /* the owner and the thread */
+  srv->idle_since = sc_now_ms();
+  srv->pid = getpid();
   sc_sockaddr_t bound = {.len = sizeof(bound.storage)};
   getsockname(listen_fd, (struct sockaddr *)&bound.storage, &bound.len);
   sc_sockaddr_format(&bound, srv->listen_text, sizeof(srv->listen_text));
@@ -481,10 +565,11 @@ sc_result_t sc_store_server_start(int listen_fd, uint64_t only_session, bool per
   SC_CHECK_GOTO(sc_wakeup_open(&srv->wake), res, fail);
   pthread_mutex_init(&srv->lock, NULL);
   sc_store_registry_add(srv);
+  pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&srv->thread, &attr, sc_store_server_main, srv);
+  int rc = pthread_create(&thread, &attr, sc_store_server_main, srv);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
     sc_store_registry_remove(srv);
@@ -513,14 +598,16 @@ void sc_store_server_fail_session(sc_store_server_t *srv, uint64_t session, sc_r
   pthread_mutex_lock(&srv->lock);
   f->next = srv->failures;
   srv->failures = f;
-  sc_wakeup_signal(&srv->wake);
+  if (!srv->thread_done)
+    sc_wakeup_signal(&srv->wake);
   pthread_mutex_unlock(&srv->lock);
 }
 
 void sc_store_server_release(sc_store_server_t *srv) {
-  /* Signal before unlocking: once the thread sees `released` it may free srv. */
   pthread_mutex_lock(&srv->lock);
   srv->released = true;
-  sc_wakeup_signal(&srv->wake);
+  if (!srv->thread_done)
+    sc_wakeup_signal(&srv->wake);
   pthread_mutex_unlock(&srv->lock);
+  sc_store_server_unref(srv);
 }

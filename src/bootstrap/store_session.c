@@ -25,6 +25,7 @@ struct sc_store_gather {
   bool *given;
   int given_count;
   int answered;
+  sc_store_blob_t *result; /* built once, sent to every rank */
   struct sc_store_gather *next;
 };
 
@@ -42,41 +43,49 @@ struct sc_store_session {
   struct sc_store_session *next;
 };
 
-#define SC_STORE_MAX_RANKS (1 << 20)
+/* ------------------------------------------------------------ replies */
 
 void sc_store_conn_reply(sc_store_conn_t *conn, sc_result_t status, int64_t arg,
                          const void *value, size_t value_len, const char *text) {
   size_t text_len = text != NULL ? strnlen(text, SC_STORE_MAX_TEXT) : 0;
-  size_t need = conn->out_len + sizeof(sc_store_reply_t) + value_len + text_len;
-  if (need > conn->out_cap) {
-    size_t cap = conn->out_cap ? conn->out_cap : 256;
-    while (cap < need)
-      cap *= 2;
-    char *grown = realloc(conn->out, cap);
-    if (grown == NULL) {
-      SC_WARN(SC_BOOT, "root: out of memory replying to %s; closing it", conn->peer);
-      conn->closing = true;
-      return;
-    }
-    conn->out = grown;
-    conn->out_cap = cap;
+  sc_store_blob_t *blob = sc_store_blob_new(sizeof(sc_store_reply_t) + text_len + value_len);
+  if (blob == NULL || !sc_store_output_push(&conn->out, blob)) {
+    SC_WARN(SC_BOOT, "root: out of memory replying to %s; closing it", conn->peer);
+    conn->closing = true;
+    sc_store_blob_unref(blob);
+    return;
   }
   sc_store_reply_t reply = {.magic = SC_STORE_MAGIC,
                             .status = (uint16_t)status,
                             .value_len = (uint32_t)value_len,
                             .text_len = (uint32_t)text_len,
                             .arg = arg};
-  memcpy(conn->out + conn->out_len, &reply, sizeof(reply));
-  conn->out_len += sizeof(reply);
-  if (value_len > 0) {
-    memcpy(conn->out + conn->out_len, value, value_len);
-    conn->out_len += value_len;
-  }
-  if (text_len > 0) {
-    memcpy(conn->out + conn->out_len, text, text_len);
-    conn->out_len += text_len;
-  }
+  memcpy(blob->data, &reply, sizeof(reply));
+  if (text_len > 0)
+    memcpy(blob->data + sizeof(reply), text, text_len);
+  if (value_len > 0)
+    memcpy(blob->data + sizeof(reply) + text_len, value, value_len);
+  sc_store_blob_unref(blob); /* the queue holds it now */
 }
+
+/* A successful reply whose value is a block shared with other connections. */
+static void sc_store_conn_reply_shared(sc_store_conn_t *conn, sc_store_blob_t *value) {
+  sc_store_blob_t *head = sc_store_blob_new(sizeof(sc_store_reply_t));
+  if (head == NULL || !sc_store_output_push(&conn->out, head) ||
+      !sc_store_output_push(&conn->out, value)) {
+    SC_WARN(SC_BOOT, "root: out of memory replying to %s; closing it", conn->peer);
+    conn->closing = true;
+    sc_store_blob_unref(head);
+    return;
+  }
+  sc_store_reply_t reply = {.magic = SC_STORE_MAGIC,
+                            .status = SYMCOMM_OK,
+                            .value_len = (uint32_t)value->len};
+  memcpy(head->data, &reply, sizeof(reply));
+  sc_store_blob_unref(head);
+}
+
+/* ------------------------------------------------------------ lookups */
 
 sc_store_session_t *sc_store_session_find(sc_store_session_t *sessions, uint64_t id) {
   for (sc_store_session_t *s = sessions; s != NULL; s = s->next)
@@ -107,6 +116,7 @@ static void sc_store_gather_free(sc_store_session_t *s, sc_store_gather_t *g) {
     }
   for (int r = 0; r < s->nranks; r++)
     free(g->data[r]);
+  sc_store_blob_unref(g->result);
   free(g->data);
   free(g->given);
   free(g->key);
@@ -139,6 +149,27 @@ static void sc_store_list_ranks(const sc_store_session_t *s, const bool *have, i
   }
 }
 
+/* ------------------------------------------------------------ answering */
+
+/* The value every rank of a finished gather or broadcast receives. */
+static sc_store_blob_t *sc_store_gather_result(sc_store_session_t *s, sc_store_gather_t *g) {
+  if (g->result != NULL)
+    return g->result;
+  size_t total = g->op == SC_STORE_OP_GATHER ? g->len * (size_t)s->nranks : g->len;
+  sc_store_blob_t *blob = sc_store_blob_new(total);
+  if (blob == NULL)
+    return NULL;
+  if (g->op == SC_STORE_OP_GATHER) {
+    for (int r = 0; r < s->nranks; r++)
+      if (g->len > 0)
+        memcpy(blob->data + (size_t)r * g->len, g->data[r], g->len);
+  } else if (g->len > 0) {
+    memcpy(blob->data, g->data[g->root], g->len);
+  }
+  g->result = blob;
+  return blob;
+}
+
 /* Replies to a parked conn if its request can be answered now; true if so. */
 static bool sc_store_try_answer(sc_store_conn_t *conn) {
   sc_store_session_t *s = conn->session;
@@ -169,8 +200,8 @@ static bool sc_store_try_answer(sc_store_conn_t *conn) {
         continue;
       if (s->state[r] == RANK_LEFT || s->state[r] == RANK_LOST) {
         char text[SC_STORE_MAX_TEXT];
-        snprintf(text, sizeof(text), "rank %d %s before taking part in '%s'", r,
-                 s->state[r] == RANK_LEFT ? "destroyed its communicator" : "was lost", g->key);
+        snprintf(text, sizeof(text), "rank %d destroyed its communicator before taking part in '%s'",
+                 r, g->key);
         sc_store_conn_reply(conn, SYMCOMM_ERR_REMOTE, 0, NULL, 0, text);
         sc_store_unpark(conn);
         return true;
@@ -178,23 +209,12 @@ static bool sc_store_try_answer(sc_store_conn_t *conn) {
     }
     return false;
   }
-  if (g->op == SC_STORE_OP_GATHER) {
-    /* Concatenate in rank order straight into the output buffer. */
-    size_t total = g->len * (size_t)s->nranks;
-    char *all = total > 0 ? malloc(total) : NULL;
-    if (total > 0 && all == NULL) {
-      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0,
-                          "the root ran out of memory assembling a gather");
-    } else {
-      for (int r = 0; r < s->nranks; r++)
-        if (g->len > 0)
-          memcpy(all + (size_t)r * g->len, g->data[r], g->len);
-      sc_store_conn_reply(conn, SYMCOMM_OK, 0, all, total, NULL);
-      free(all);
-    }
-  } else {
-    sc_store_conn_reply(conn, SYMCOMM_OK, 0, g->data[g->root], g->len, NULL);
-  }
+  sc_store_blob_t *result = sc_store_gather_result(s, g);
+  if (result == NULL)
+    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0,
+                        "the root ran out of memory assembling a gather");
+  else
+    sc_store_conn_reply_shared(conn, result);
   sc_store_unpark(conn);
   if (++g->answered == s->nranks)
     sc_store_gather_free(s, g);
@@ -229,6 +249,8 @@ void sc_store_session_fail_all(sc_store_session_t *sessions, sc_result_t result,
     sc_store_session_fail(s, result, why);
 }
 
+/* ------------------------------------------------------------ admission */
+
 static sc_store_session_t *sc_store_session_new(uint64_t id, int nranks) {
   sc_store_session_t *s = calloc(1, sizeof(*s));
   if (s == NULL)
@@ -248,6 +270,47 @@ static sc_store_session_t *sc_store_session_new(uint64_t id, int nranks) {
   return s;
 }
 
+static void sc_store_session_free(sc_store_session_t *s) {
+  while (s->gathers != NULL)
+    sc_store_gather_free(s, s->gathers);
+  for (sc_store_kv_t *kv = s->kv, *next; kv != NULL; kv = next) {
+    next = kv->next;
+    free(kv->key);
+    free(kv->value);
+    free(kv);
+  }
+  free(s->state);
+  free(s->conn);
+  free(s->first_peer);
+  free(s);
+}
+
+static bool sc_store_session_idle(const sc_store_session_t *s) {
+  for (int r = 0; r < s->nranks; r++)
+    if (s->conn[r] != NULL)
+      return false;
+  return true;
+}
+
+/* Makes room for one more session by dropping the oldest idle one. */
+static bool sc_store_session_make_room(sc_store_session_t **sessions) {
+  int count = 0;
+  sc_store_session_t **oldest = NULL;
+  for (sc_store_session_t **p = sessions; *p != NULL; p = &(*p)->next) {
+    count++;
+    if (sc_store_session_idle(*p))
+      oldest = p; /* new sessions go first: the last idle one is the oldest */
+  }
+  if (count < SC_STORE_MAX_SESSIONS)
+    return true;
+  if (oldest == NULL)
+    return false;
+  sc_store_session_t *s = *oldest;
+  *oldest = s->next;
+  sc_store_session_free(s);
+  return true;
+}
+
 static void sc_store_refuse(sc_store_conn_t *conn, sc_result_t status, const char *text) {
   SC_WARN(SC_BOOT, "root: refusing %s: %s", conn->peer, text);
   sc_store_conn_reply(conn, status, 0, NULL, 0, text);
@@ -258,12 +321,18 @@ void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn
                             int rank, int nranks) {
   char text[SC_STORE_MAX_TEXT];
   if (nranks < 1 || nranks > SC_STORE_MAX_RANKS || rank < 0 || rank >= nranks) {
-    snprintf(text, sizeof(text), "rank %d of %d is not a valid rank", rank, nranks);
+    snprintf(text, sizeof(text), "rank %d of %d is not a valid rank (at most %d ranks)", rank,
+             nranks, SC_STORE_MAX_RANKS);
     sc_store_refuse(conn, SYMCOMM_ERR_INVALID_ARGUMENT, text);
     return;
   }
   sc_store_session_t *s = sc_store_session_find(*sessions, id);
   if (s == NULL) {
+    if (!sc_store_session_make_room(sessions)) {
+      sc_store_refuse(conn, SYMCOMM_ERR_INVALID_USAGE,
+                      "the root already serves its maximum number of jobs");
+      return;
+    }
     s = sc_store_session_new(id, nranks);
     if (s == NULL) {
       sc_store_refuse(conn, SYMCOMM_ERR_OUT_OF_MEMORY, "the root ran out of memory");
@@ -303,18 +372,21 @@ void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn
   sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
 }
 
-static void sc_store_handle_set(sc_store_conn_t *conn, const char *key, const void *value,
-                                size_t len) {
-  sc_store_session_t *s = conn->session;
+/* ------------------------------------------------------------ requests */
+
+/* Stores a copy of value under key; false when out of memory. */
+static bool sc_store_put(sc_store_session_t *s, const char *key, const void *value, size_t len) {
   sc_store_kv_t *kv = sc_store_kv_find(s, key);
   void *copy = len > 0 ? malloc(len) : NULL;
-  if ((len > 0 && copy == NULL) || (kv == NULL && (kv = calloc(1, sizeof(*kv))) == NULL)) {
-    free(copy);
-    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
-    return;
-  }
-  if (kv->key == NULL) {
-    kv->key = strdup(key);
+  if (len > 0 && copy == NULL)
+    return false;
+  if (kv == NULL) {
+    kv = calloc(1, sizeof(*kv));
+    if (kv == NULL || (kv->key = strdup(key)) == NULL) {
+      free(kv);
+      free(copy);
+      return false;
+    }
     kv->next = s->kv;
     s->kv = kv;
   }
@@ -323,30 +395,62 @@ static void sc_store_handle_set(sc_store_conn_t *conn, const char *key, const vo
   free(kv->value);
   kv->value = copy;
   kv->len = len;
-  sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
   sc_store_wake(s);
+  return true;
 }
 
 static void sc_store_handle_add(sc_store_conn_t *conn, const char *key, int64_t delta) {
   sc_store_session_t *s = conn->session;
   sc_store_kv_t *kv = sc_store_kv_find(s, key);
+  char text[SC_STORE_MAX_TEXT];
   int64_t value = 0;
   if (kv != NULL) {
     if (kv->len != sizeof(int64_t)) {
-      char text[SC_STORE_MAX_TEXT];
       snprintf(text, sizeof(text), "key '%s' holds %zu bytes, not a counter", key, kv->len);
       sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
       return;
     }
     memcpy(&value, kv->value, sizeof(value));
   }
-  value += delta;
-  /* Stored as 8 bytes so that GET of a counter works like any other key. */
-  sc_store_handle_set(conn, key, &value, sizeof(value));
-  /* handle_set queued an OK with arg 0; patch in the new value. */
-  sc_store_reply_t *reply = (sc_store_reply_t *)(conn->out + conn->out_len - sizeof(*reply));
-  if (reply->status == SYMCOMM_OK)
-    reply->arg = value;
+  if (__builtin_add_overflow(value, delta, &value)) {
+    snprintf(text, sizeof(text), "adding %lld to counter '%s' overflows", (long long)delta, key);
+    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_ARGUMENT, 0, NULL, 0, text);
+    return;
+  }
+  /* Stored as 8 bytes, so that GET of a counter works like any other key. */
+  if (!sc_store_put(s, key, &value, sizeof(value)))
+    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+  else
+    sc_store_conn_reply(conn, SYMCOMM_OK, value, NULL, 0, NULL);
+}
+
+/* Fails the session over a mistake in a gather and tells the caller too. */
+static void sc_store_gather_mistake(sc_store_conn_t *conn, const char *text) {
+  sc_store_session_fail(conn->session, SYMCOMM_ERR_INVALID_USAGE, text);
+  sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+}
+
+static sc_store_gather_t *sc_store_gather_new(sc_store_session_t *s, const char *key, int op,
+                                              int root) {
+  sc_store_gather_t *g = calloc(1, sizeof(*g));
+  if (g == NULL)
+    return NULL;
+  g->data = calloc((size_t)s->nranks, sizeof(void *));
+  g->given = calloc((size_t)s->nranks, sizeof(bool));
+  g->key = strdup(key);
+  if (g->data == NULL || g->given == NULL || g->key == NULL) {
+    free(g->data);
+    free(g->given);
+    free(g->key);
+    free(g);
+    return NULL;
+  }
+  g->op = op;
+  g->root = root;
+  g->len = (size_t)-1;
+  g->next = s->gathers;
+  s->gathers = g;
+  return g;
 }
 
 /* Records conn's part of a gather or broadcast and parks conn on it. */
@@ -362,36 +466,19 @@ static void sc_store_handle_collective(sc_store_conn_t *conn, const char *key, c
     return;
   }
   sc_store_gather_t *g = sc_store_gather_find(s, key);
-  if (g == NULL) {
-    g = calloc(1, sizeof(*g));
-    if (g == NULL || (g->data = calloc((size_t)s->nranks, sizeof(void *))) == NULL ||
-        (g->given = calloc((size_t)s->nranks, sizeof(bool))) == NULL ||
-        (g->key = strdup(key)) == NULL) {
-      if (g != NULL) {
-        free(g->data);
-        free(g->given);
-      }
-      free(g);
-      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
-      return;
-    }
-    g->op = req->op;
-    g->root = (int)req->arg;
-    g->len = (size_t)-1;
-    g->next = s->gathers;
-    s->gathers = g;
+  if (g == NULL && (g = sc_store_gather_new(s, key, req->op, (int)req->arg)) == NULL) {
+    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+    return;
   }
   if (g->op != req->op || (g->op == SC_STORE_OP_BCAST && g->root != req->arg)) {
     snprintf(text, sizeof(text), "ranks disagree on '%s': rank %d calls a different operation or root",
              key, conn->rank);
-    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
-    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+    sc_store_gather_mistake(conn, text);
     return;
   }
   if (g->given[conn->rank]) {
     snprintf(text, sizeof(text), "rank %d took part in '%s' twice", conn->rank, key);
-    sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
-    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+    sc_store_gather_mistake(conn, text);
     return;
   }
   bool gives = g->op == SC_STORE_OP_GATHER || conn->rank == g->root;
@@ -399,8 +486,14 @@ static void sc_store_handle_collective(sc_store_conn_t *conn, const char *key, c
     if (g->len != (size_t)-1 && g->len != len) {
       snprintf(text, sizeof(text), "ranks disagree on '%s': rank %d gives %zu bytes, others %zu",
                key, conn->rank, len, g->len);
-      sc_store_session_fail(s, SYMCOMM_ERR_INVALID_USAGE, text);
-      sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+      sc_store_gather_mistake(conn, text);
+      return;
+    }
+    size_t total = g->op == SC_STORE_OP_GATHER ? len * (size_t)s->nranks : len;
+    if (total > SC_STORE_MAX_VALUE) {
+      snprintf(text, sizeof(text), "'%s' would send every rank %zu bytes, more than the root's %u",
+               key, total, SC_STORE_MAX_VALUE);
+      sc_store_gather_mistake(conn, text);
       return;
     }
     if (len > 0) {
@@ -437,27 +530,36 @@ void sc_store_session_handle(sc_store_conn_t *conn) {
   }
   switch (req->op) {
   case SC_STORE_OP_SET:
-    sc_store_handle_set(conn, key, value, req->value_len);
+    if (sc_store_put(s, key, value, req->value_len))
+      sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+    else
+      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
     return;
   case SC_STORE_OP_ADD:
     sc_store_handle_add(conn, key, req->arg);
     return;
   case SC_STORE_OP_GET:
   case SC_STORE_OP_WAIT:
-    conn->parked = true;
     conn->key = strdup(key);
-    conn->deadline = sc_deadline_after(req->timeout_ms);
     if (conn->key == NULL) {
-      conn->parked = false;
       sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
       return;
     }
+    conn->parked = true;
+    conn->deadline = sc_deadline_after(req->timeout_ms);
     sc_store_try_answer(conn);
     return;
   case SC_STORE_OP_GATHER:
   case SC_STORE_OP_BCAST:
     sc_store_handle_collective(conn, key, value, req->value_len);
     return;
+  case SC_STORE_OP_FAIL: {
+    char why[SC_STORE_MAX_TEXT];
+    snprintf(why, sizeof(why), "%.*s", (int)(req->value_len < 900 ? req->value_len : 900), value);
+    sc_store_session_detach(conn, SC_STORE_FAILED, why);
+    conn->closing = true;
+    return;
+  }
   default: {
     char text[96];
     snprintf(text, sizeof(text), "unknown request %u", req->op);
@@ -466,7 +568,9 @@ void sc_store_session_handle(sc_store_conn_t *conn) {
   }
 }
 
-void sc_store_session_detach(sc_store_conn_t *conn, bool said_bye) {
+/* ------------------------------------------------------------ departures */
+
+void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, const char *why) {
   if (!conn->ready || conn->session == NULL)
     return;
   sc_store_session_t *s = conn->session;
@@ -474,22 +578,36 @@ void sc_store_session_detach(sc_store_conn_t *conn, bool said_bye) {
     sc_store_unpark(conn);
   if (s->conn[conn->rank] == conn) {
     s->conn[conn->rank] = NULL;
-    s->state[conn->rank] = said_bye ? RANK_LEFT : RANK_LOST;
+    s->state[conn->rank] = how == SC_STORE_LEFT ? RANK_LEFT : RANK_LOST;
   }
   conn->ready = false;
   conn->session = NULL;
-  if (!said_bye) {
-    char text[SC_STORE_MAX_TEXT];
+  char text[SC_STORE_MAX_TEXT];
+  switch (how) {
+  case SC_STORE_LEFT:
+    SC_TRACE(SC_BOOT, "root: rank %d left session %016llx", conn->rank, (unsigned long long)s->id);
+    sc_store_wake(s);
+    return;
+  case SC_STORE_FAILED:
+    snprintf(text, sizeof(text), "rank %d failed: %s", conn->rank, why);
+    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+    return;
+  case SC_STORE_LOST:
     snprintf(text, sizeof(text),
              "rank %d (%s) lost its connection to the root without leaving: it aborted, or its "
              "process exited or was killed",
              conn->rank, conn->peer);
     sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
-  } else {
-    SC_TRACE(SC_BOOT, "root: rank %d left session %016llx", conn->rank, (unsigned long long)s->id);
-    sc_store_wake(s);
+    return;
+  case SC_STORE_REJECTED:
+    snprintf(text, sizeof(text), "the root closed rank %d's connection (%s): %s", conn->rank,
+             conn->peer, why);
+    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+    return;
   }
 }
+
+/* ------------------------------------------------------------ time */
 
 static void sc_store_explain_timeout(const sc_store_conn_t *conn, char *text, size_t len) {
   const sc_store_session_t *s = conn->session;
@@ -519,43 +637,39 @@ int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now) {
       sc_store_conn_t *c = s->conn[r];
       if (c == NULL || !c->parked)
         continue;
-      if (c->deadline <= now) {
-        char text[SC_STORE_MAX_TEXT];
-        sc_store_explain_timeout(c, text, sizeof(text));
+      if (c->deadline > now) {
+        if (c->deadline < next)
+          next = c->deadline;
+        continue;
+      }
+      char text[SC_STORE_MAX_TEXT];
+      sc_store_explain_timeout(c, text, sizeof(text));
+      if (c->gather != NULL) {
+        /* A collective that timed out cannot complete: the job is over, and
+         * every rank hears the same explanation at once. */
+        sc_store_session_fail(s, SYMCOMM_ERR_TIMEOUT, text);
+      } else {
         SC_INFO(SC_BOOT, "root: rank %d: %s", r, text);
         sc_store_conn_reply(c, SYMCOMM_ERR_TIMEOUT, 0, NULL, 0, text);
         sc_store_unpark(c);
-      } else if (c->deadline < next) {
-        next = c->deadline;
       }
     }
   }
   return next;
 }
 
-static void sc_store_session_free(sc_store_session_t *s) {
-  while (s->gathers != NULL)
-    sc_store_gather_free(s, s->gathers);
-  for (sc_store_kv_t *kv = s->kv, *next; kv != NULL; kv = next) {
-    next = kv->next;
-    free(kv->key);
-    free(kv->value);
-    free(kv);
-  }
-  free(s->state);
-  free(s->conn);
-  free(s->first_peer);
-  free(s);
+bool sc_store_session_all_joined(const sc_store_session_t *sessions) {
+  for (const sc_store_session_t *s = sessions; s != NULL; s = s->next)
+    if (s->joined < s->nranks)
+      return false;
+  return true;
 }
 
 void sc_store_session_collect(sc_store_session_t **sessions, bool all) {
   for (sc_store_session_t **p = sessions; *p != NULL;) {
     sc_store_session_t *s = *p;
-    bool anyone = false;
-    for (int r = 0; r < s->nranks && !anyone; r++)
-      anyone = s->conn[r] != NULL;
-    bool done = s->joined == s->nranks || s->failed != SYMCOMM_OK;
-    if (all || (!anyone && done)) {
+    bool ended_cleanly = s->joined == s->nranks && s->failed == SYMCOMM_OK;
+    if (all || (ended_cleanly && sc_store_session_idle(s))) {
       *p = s->next;
       sc_store_session_free(s);
     } else {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bootstrap/store_output.h"
 #include "bootstrap/store_proto.h"
 #include "util/error.h"
 #include "util/socket.h"
@@ -19,7 +20,8 @@ typedef struct sc_store_gather sc_store_gather_t;
 typedef struct sc_store_conn {
   int fd;
   char peer[SC_SOCKADDR_TEXT];
-  bool ready;   /* the hello was accepted */
+  bool greeted; /* a hello arrived (accepted or not) */
+  bool ready;   /* the hello was accepted and the connection belongs to a session */
   bool closing; /* flush the output, then close */
   int64_t hello_deadline;
   sc_store_session_t *session;
@@ -38,9 +40,7 @@ typedef struct sc_store_conn {
   int64_t deadline;
   sc_store_gather_t *gather; /* for GATHER / BCAST */
 
-  /* output not yet accepted by the socket */
-  char *out;
-  size_t out_len, out_sent, out_cap;
+  sc_store_output_t out; /* replies not yet accepted by the socket */
 
   struct sc_store_conn *next;
 } sc_store_conn_t;
@@ -48,6 +48,14 @@ typedef struct sc_store_conn {
 /* Queues a reply on the connection (sent by the event loop). */
 void sc_store_conn_reply(sc_store_conn_t *conn, sc_result_t status, int64_t arg,
                          const void *value, size_t value_len, const char *text);
+
+/* How a connection leaves its session. */
+typedef enum sc_store_departure {
+  SC_STORE_LEFT,     /* BYE: the rank destroyed its communicator */
+  SC_STORE_FAILED,   /* FAIL: the rank failed and says why (the session fails) */
+  SC_STORE_LOST,     /* the connection dropped: abort, exit or kill (the session fails) */
+  SC_STORE_REJECTED  /* the root closed it for breaking the protocol (the session fails) */
+} sc_store_departure_t;
 
 /* Looks up or creates a session and admits conn as `rank` (from its hello).
  * On refusal, a reply explaining why is queued and conn is marked closing;
@@ -59,8 +67,8 @@ void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn
  * answers it now or parks conn. Takes nothing from the caller's buffers. */
 void sc_store_session_handle(sc_store_conn_t *conn);
 
-/* The connection is going away (closed by the peer, or BYE received). */
-void sc_store_session_detach(sc_store_conn_t *conn, bool said_bye);
+/* The connection leaves its session; `why` details FAILED and REJECTED. */
+void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, const char *why);
 
 /* Answers parked requests whose deadline has passed; returns the earliest
  * deadline still pending (SC_DEADLINE_NEVER if none). */
@@ -71,7 +79,12 @@ void sc_store_session_fail(sc_store_session_t *session, sc_result_t result, cons
 void sc_store_session_fail_all(sc_store_session_t *sessions, sc_result_t result, const char *why);
 sc_store_session_t *sc_store_session_find(sc_store_session_t *sessions, uint64_t id);
 
-/* Frees sessions that every rank has left; all of them when `all`. */
+/* True when every rank of every session has joined at some point. */
+bool sc_store_session_all_joined(const sc_store_session_t *sessions);
+
+/* Frees sessions that ended cleanly (every rank joined, then left); all of
+ * them when `all`. Failed or incomplete sessions stay, so that a late rank
+ * still learns what happened, up to SC_STORE_MAX_SESSIONS. */
 void sc_store_session_collect(sc_store_session_t **sessions, bool all);
 
 #endif

@@ -71,6 +71,9 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
                           struct symcomm_comm **comm);
 /* Frees whatever the communicator holds; closes its bootstrap politely. */
 void sc_comm_free(struct symcomm_comm *comm);
+/* For a communicator whose creation failed here: the other ranks are told why
+ * (this thread's error sentence), then it is freed. */
+void sc_comm_free_failed(struct symcomm_comm *comm);
 
 /* Init's exchange over a connected bootstrap: host identity, device choice,
  * links; fills peers, hosts and host topologies. */

@@ -112,6 +112,13 @@ void sc_comm_free(struct symcomm_comm *comm) {
   free(comm);
 }
 
+void sc_comm_free_failed(struct symcomm_comm *comm) {
+  if (comm == NULL)
+    return;
+  sc_bootstrap_fail(&comm->boot, sc_error_last());
+  sc_comm_free(comm);
+}
+
 void sc_comm_log_complete(const struct symcomm_comm *comm, const char *what) {
   if (!sc_log_enabled(SC_LOG_INFO, SC_INIT))
     return;

@@ -28,7 +28,7 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
   *out = comm;
   return SYMCOMM_OK;
 fail:
-  sc_comm_free(comm);
+  sc_comm_free_failed(comm);
   return res;
 }
 

@@ -79,17 +79,20 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
   sc_comm_assign_hosts(child);
   sc_split_links_t links = {.parent = parent, .parent_rank = parent_rank};
   SC_CHECK_GOTO(sc_comm_build_host_topos(child, sc_split_link_lookup, &links), res, fail);
+  /* Until the split returns, aborting the parent is what interrupts it. */
   SC_CHECK_GOTO(sc_bootstrap_connect(&child->boot, root, new_rank, n, child->options.timeout_ms,
-                                     child->abort_wake.fd),
+                                     parent->abort_wake.fd),
                 res, fail);
   /* Every member has joined before anyone uses the new communicator. */
   SC_CHECK_GOTO(sc_bootstrap_barrier(&child->boot, "split:joined"), res, fail);
+  SC_CHECK_GOTO(sc_comm_check_alive(parent), res, fail);
+  sc_bootstrap_set_abort_fd(&child->boot, child->abort_wake.fd);
   free(parent_rank);
   *out = child;
   return SYMCOMM_OK;
 fail:
   free(parent_rank);
-  sc_comm_free(child);
+  sc_comm_free_failed(child);
   return res;
 }
 
@@ -126,13 +129,14 @@ static sc_result_t sc_comm_split(struct symcomm_comm *parent, int color, int key
     goto done;
   }
   int leader = members[0].parent_rank;
-  res = sc_root_decode(&roots[leader], &root);
-  if (res != SYMCOMM_OK) {
+  static const symcomm_unique_id_t no_root;
+  if (memcmp(&roots[leader], &no_root, sizeof(no_root)) == 0) {
     res = SC_RAISE(SYMCOMM_ERR_REMOTE, SC_INIT,
                    "rank %d, rank 0 of the new communicator of color %d, could not start its root",
                    leader, color);
     goto done;
   }
+  SC_CHECK_GOTO(sc_root_decode(&roots[leader], &root), res, done);
   struct symcomm_comm *child = NULL;
   res = sc_split_build(parent, members, n, new_rank, &root, server, &child);
   server = NULL; /* sc_split_build took it */

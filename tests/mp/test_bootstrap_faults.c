@@ -7,7 +7,8 @@
  *   mismatch   ranks disagree on the world size: both fail
  *   garbage    junk connections to the root during init: the job still forms
  *   lost       a rank exits without destroying: the other's next step fails at once
- *   abort      symcomm_comm_abort in one thread ends another thread's wait */
+ *   abort      symcomm_comm_abort in one thread ends another thread's wait
+ *   failing    a rank fails during init: the others are told its reason */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -62,6 +63,8 @@ static void *split_in_thread(void *arg) {
 
 static int child(const char *scenario, int rank, int nranks, const symcomm_unique_id_t *id) {
   symcomm_comm_t comm = NULL;
+  if (strcmp(scenario, "failing") == 0 && rank == 1)
+    setenv("SYMCOMM_HOSTID", "999", 1); /* refused once rank 1 has joined */
   double t0 = test_now();
   symcomm_result_t res = symcomm_comm_init(&comm, nranks, id, rank, NULL);
   double dt = test_now() - t0;
@@ -69,6 +72,13 @@ static int child(const char *scenario, int rank, int nranks, const symcomm_uniqu
   if (strcmp(scenario, "missing") == 0) {
     expect_failure(res, SYMCOMM_ERR_TIMEOUT, "never connected to the root: rank 2");
     TEST_ASSERT(dt < 1.0 + 4.0, "timeout of 1 s took %.1f s", dt);
+    return 0;
+  }
+  if (strcmp(scenario, "failing") == 0) {
+    if (rank == 1)
+      expect_failure(res, SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_HOSTID=999");
+    else
+      expect_failure(res, SYMCOMM_ERR_REMOTE, "rank 1 failed: SYMCOMM_HOSTID=999");
     return 0;
   }
   if (strcmp(scenario, "duplicate") == 0 || strcmp(scenario, "mismatch") == 0) {
@@ -179,7 +189,7 @@ int main(int argc, char **argv) {
     return child(argv[2], atoi(argv[3]), atoi(argv[4]), &id);
   }
   if (argc != 2) {
-    fprintf(stderr, "usage: test_bootstrap_faults missing|duplicate|mismatch|garbage|lost|abort\n");
+    fprintf(stderr, "usage: test_bootstrap_faults missing|duplicate|mismatch|garbage|lost|abort|failing\n");
     return 2;
   }
   const char *scenario = argv[1];
@@ -221,7 +231,8 @@ int main(int argc, char **argv) {
   } else {
     for (int r = 0; r < 4; r++)
       plan[count++] = (typeof(plan[0])){r, 4, 0};
-    if (strcmp(scenario, "lost") == 0 || strcmp(scenario, "abort") == 0)
+    if (strcmp(scenario, "lost") == 0 || strcmp(scenario, "abort") == 0 ||
+        strcmp(scenario, "failing") == 0)
       count = 2, plan[0].nranks = plan[1].nranks = 2;
   }
   pid_t pids[MAX_CHILDREN];

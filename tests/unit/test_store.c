@@ -3,7 +3,9 @@
  * job can go wrong (missing, duplicate, lost or departed ranks, garbage). */
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bootstrap/root.h"
@@ -345,7 +347,84 @@ static void test_disagreement(void) {
   sc_store_server_release(server);
 }
 
+static void test_counter_overflow(void) {
+  sc_store_server_t *server;
+  sc_root_addr_t root = start_root(SESSION, &server);
+  sc_store_client_t a;
+  TEST_OK(sc_store_client_connect(&a, &root.addr, SESSION, 0, 1, 2000, -1));
+  int64_t v = 0;
+  TEST_OK(sc_store_add(&a, "c", INT64_MAX, &v));
+  TEST_EXPECT_RESULT(sc_store_add(&a, "c", 1, &v), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(sc_error_last(), "overflows"), "%s", sc_error_last());
+  TEST_OK(sc_store_add(&a, "c", -5, &v)); /* the stream is still in step */
+  TEST_ASSERT(v == INT64_MAX - 5);
+  sc_store_client_close(&a);
+  sc_store_server_release(server);
+}
+
+/* CPU seconds this process used, all threads. */
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* A root must sleep, not spin: when it cannot accept (no descriptors left),
+ * and when it waits, released and unjoined, past its idle time with a
+ * connection that never says hello. */
+static void test_no_spinning(void) {
+  struct rlimit saved;
+  getrlimit(RLIMIT_NOFILE, &saved);
+  sc_store_server_t *server;
+  sc_root_addr_t root = start_root(SESSION, &server);
+  pid_t child = fork();
+  TEST_ASSERT(child >= 0);
+  if (child == 0) {
+    /* Many connections from another process, so that the root runs out. */
+    int fds[64];
+    for (int i = 0; i < 64; i++)
+      fds[i] = -1, sc_socket_connect(&root.addr, sc_deadline_after(2000), -1, &fds[i]);
+    sleep(2);
+    _exit(0);
+  }
+  /* Leave the root only a few descriptors more than it has now. */
+  int probe = dup(0);
+  struct rlimit tight = {.rlim_cur = (rlim_t)probe + 4, .rlim_max = saved.rlim_max};
+  close(probe);
+  setrlimit(RLIMIT_NOFILE, &tight);
+  usleep(300 * 1000);
+  double c0 = cpu_seconds(), t0 = test_now();
+  usleep(1000 * 1000);
+  double busy = (cpu_seconds() - c0) / (test_now() - t0);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  int status;
+  waitpid(child, &status, 0);
+  TEST_ASSERT(busy < 0.3, "the root used %.0f%% of a core while out of descriptors", busy * 100);
+  sc_store_server_release(server);
+
+  /* Released, nobody joined, idle time over, one silent connection. */
+  sc_sockaddr_t where;
+  TEST_OK(sc_sockaddr_parse("127.0.0.1", 0, &where));
+  int fd;
+  sc_sockaddr_t bound;
+  TEST_OK(sc_socket_listen(&where, &fd, &bound));
+  TEST_OK(sc_store_server_start(fd, SESSION, false, 100, &server));
+  sc_store_server_release(server);
+  int silent;
+  TEST_OK(sc_socket_connect(&bound, sc_deadline_after(2000), -1, &silent));
+  usleep(300 * 1000);
+  c0 = cpu_seconds();
+  t0 = test_now();
+  usleep(1000 * 1000);
+  busy = (cpu_seconds() - c0) / (test_now() - t0);
+  TEST_ASSERT(busy < 0.3, "an idle root used %.0f%% of a core", busy * 100);
+  close(silent);
+}
+
 int main(void) {
+  test_counter_overflow();
+  test_no_spinning();
   test_basic();
   test_missing_rank_times_out();
   test_garbage_and_bad_hellos();

@@ -10,6 +10,7 @@
 #define SYMCOMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,8 +51,10 @@ typedef enum symcomm_result {
 
 /* ---------------------------------------------------------------- handles */
 
-typedef struct symcomm_comm *symcomm_comm_t; /* a communicator */
-typedef struct symcomm_topo *symcomm_topo_t; /* the GPUs of one host and the links between them */
+typedef struct symcomm_comm *symcomm_comm_t;     /* a communicator */
+typedef struct symcomm_topo *symcomm_topo_t;     /* the GPUs of one host and the links between them */
+typedef struct symcomm_stream *symcomm_stream_t; /* an ordered queue of work on this rank's device */
+typedef struct symcomm_window *symcomm_window_t; /* symmetric memory: one buffer per rank, mapped by its host's peers */
 
 /* Names the root of a job; produced by symcomm_get_unique_id() and passed to
  * every rank by the application (like ncclUniqueId). Plain bytes: copy it,
@@ -189,6 +192,127 @@ SYMCOMM_API symcomm_result_t symcomm_topo_free(symcomm_topo_t topo);
 
 SYMCOMM_API const char *symcomm_topo_class_string(symcomm_topo_class_t cls);
 SYMCOMM_API const char *symcomm_link_string(symcomm_link_t link);
+
+/* ---------------------------------------------------------------- data types */
+
+typedef enum symcomm_dtype {
+  SYMCOMM_INT8 = 0,
+  SYMCOMM_UINT8 = 1,
+  SYMCOMM_INT32 = 2,
+  SYMCOMM_UINT32 = 3,
+  SYMCOMM_INT64 = 4,
+  SYMCOMM_UINT64 = 5,
+  SYMCOMM_FLOAT16 = 6,  /* IEEE half; reductions accumulate in float */
+  SYMCOMM_BFLOAT16 = 7, /* bfloat16; reductions accumulate in float */
+  SYMCOMM_FLOAT32 = 8,
+  SYMCOMM_FLOAT64 = 9,
+  SYMCOMM_DTYPE_COUNT
+} symcomm_dtype_t;
+
+typedef enum symcomm_op {
+  SYMCOMM_SUM = 0,
+  SYMCOMM_PROD = 1,
+  SYMCOMM_MIN = 2,
+  SYMCOMM_MAX = 3,
+  SYMCOMM_AVG = 4, /* sum divided by the number of ranks; integers truncate toward zero */
+  SYMCOMM_OP_COUNT
+} symcomm_op_t;
+
+/* Bytes of one element; INVALID_ARGUMENT for an unknown type. */
+SYMCOMM_API symcomm_result_t symcomm_dtype_size(symcomm_dtype_t dtype, size_t *size);
+SYMCOMM_API const char *symcomm_dtype_string(symcomm_dtype_t dtype);
+SYMCOMM_API const char *symcomm_op_string(symcomm_op_t op);
+
+/* ---------------------------------------------------------------- streams */
+
+/* Every data operation takes a stream and returns as soon as its work is
+ * queued there; the work runs in queue order on the rank's device (a CUDA
+ * stream on a GPU; a worker thread on the simulated backend). Errors found
+ * while the work runs (a peer that failed, a size mismatch, a wait that passed
+ * SYMCOMM_TIMEOUT) stop the stream and are returned by its synchronize and
+ * query calls, with the sentence in symcomm_last_error(comm).
+ * (With the CUDA backend, an existing cudaStream_t will be wrapped by
+ * symcomm_stream_from_cuda(comm, cuda_stream, &stream); not in this version.) */
+SYMCOMM_API symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *stream);
+/* Waits until the queued work is done: OK, or the error that stopped it. */
+SYMCOMM_API symcomm_result_t symcomm_stream_synchronize(symcomm_stream_t stream);
+/* OK when all queued work is done, SYMCOMM_IN_PROGRESS while some runs, or the error that stopped it. */
+SYMCOMM_API symcomm_result_t symcomm_stream_query(symcomm_stream_t stream);
+/* Waits for the queued work, then frees the stream. */
+SYMCOMM_API symcomm_result_t symcomm_stream_destroy(symcomm_stream_t stream);
+
+/* ---------------------------------------------------------------- memory and windows */
+
+/* Device memory that can become part of a window (like ncclMemAlloc). */
+SYMCOMM_API symcomm_result_t symcomm_mem_alloc(symcomm_comm_t comm, size_t bytes, void **ptr);
+SYMCOMM_API symcomm_result_t symcomm_mem_free(symcomm_comm_t comm, void *ptr);
+
+/* Collective over comm: every rank allocates `bytes` (rounded up to the
+ * backend's granularity; every rank must pass the same size) and maps the
+ * buffers of the other ranks of its host. Each window has a signal pad of
+ * SYMCOMM_SIGNAL_SLOTS 64-bit counters per rank, zero at the start. */
+#define SYMCOMM_SIGNAL_SLOTS 64
+SYMCOMM_API symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t bytes,
+                                                  symcomm_window_t *win);
+/* Collective: the buffer [ptr, ptr + bytes) from symcomm_mem_alloc becomes a
+ * window (like ncclCommWindowRegister); the memory stays the caller's. */
+SYMCOMM_API symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
+                                                     symcomm_window_t *win);
+/* This rank's buffer, and `rank`'s buffer as mapped here (NULL for a rank on another host). */
+SYMCOMM_API void *symcomm_window_local(symcomm_window_t win);
+SYMCOMM_API void *symcomm_window_peer(symcomm_window_t win, int rank);
+SYMCOMM_API size_t symcomm_window_size(symcomm_window_t win);
+/* Collective: waits for the work queued on the window's streams, then unmaps and frees. */
+SYMCOMM_API symcomm_result_t symcomm_window_free(symcomm_window_t win);
+
+/* ---------------------------------------------------------------- one-sided operations */
+
+typedef enum symcomm_signal_op {
+  SYMCOMM_SIGNAL_SET = 0, /* slot = value */
+  SYMCOMM_SIGNAL_ADD = 1  /* slot += value */
+} symcomm_signal_op_t;
+
+typedef enum symcomm_cmp {
+  SYMCOMM_CMP_GE = 0, /* until slot >= value */
+  SYMCOMM_CMP_EQ = 1  /* until slot == value */
+} symcomm_cmp_t;
+
+/* Copies bytes from src (any memory of this rank) to offset dst_offset of
+ * peer's buffer in the window. The peer must be on this host. */
+SYMCOMM_API symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset,
+                                         const void *src, size_t bytes, symcomm_stream_t stream);
+/* Sets or adds to slot `slot` of peer's signal pad, after the stream's earlier
+ * work (release): a peer that sees the value also sees the data put before it. */
+SYMCOMM_API symcomm_result_t symcomm_signal(symcomm_window_t win, int peer, int slot,
+                                            uint64_t value, symcomm_signal_op_t op,
+                                            symcomm_stream_t stream);
+/* A put, then a signal, in that order. */
+SYMCOMM_API symcomm_result_t symcomm_put_signal(symcomm_window_t win, int peer, size_t dst_offset,
+                                                const void *src, size_t bytes, int slot,
+                                                uint64_t value, symcomm_signal_op_t op,
+                                                symcomm_stream_t stream);
+/* Holds the stream until this rank's slot compares to value (acquire). */
+SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp_t cmp,
+                                                 uint64_t value, symcomm_stream_t stream);
+
+/* ---------------------------------------------------------------- point-to-point */
+
+/* Stream-ordered send and receive between ranks of one host. A send matches
+ * the receive that peer posts from this rank in the same position (the n-th
+ * send to a peer meets its n-th receive from us), and both must have the same
+ * count and type: a mismatch fails both streams, naming both sizes. Neither
+ * call waits for the peer on the host. */
+SYMCOMM_API symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype,
+                                          int peer, symcomm_comm_t comm, symcomm_stream_t stream);
+SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,
+                                          symcomm_comm_t comm, symcomm_stream_t stream);
+
+/* Between start and end, sends and receives of this thread are collected and
+ * queued together at end, so that a rank may post several that would
+ * otherwise wait on each other (every rank sends right and receives left).
+ * Groups nest; the outermost end queues the work. */
+SYMCOMM_API symcomm_result_t symcomm_group_start(void);
+SYMCOMM_API symcomm_result_t symcomm_group_end(void);
 
 /* ---------------------------------------------------------------- parameters */
 

@@ -5,12 +5,19 @@
 #define SC_CORE_COMM_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <pthread.h>
+
+#include "backend/backend.h"
 #include "bootstrap/bootstrap.h"
 #include "topo/topo.h"
+#include "transport/p2p.h"
+#include "window/comm_view.h"
+#include "window/window.h"
 #include "util/error.h"
 #include "util/wakeup.h"
 
@@ -54,7 +61,31 @@ struct symcomm_comm {
   sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
   atomic_bool aborted;
   char last_error[1024];
+
+  /* The device and what lives on it (sc_comm_attach_device). */
+  const sc_backend_ops_t *ops;
+  sc_device_t *device;
+  volatile uint32_t *abort_word; /* device-readable: set by abort, read by programs */
+  sc_comm_view_t view;           /* what windows and transports see of this comm */
+  int *local_of, *local_rank_to_rank, *pids;
+  sc_p2p_t *p2p;                 /* NULL when alone on the host */
+  pthread_mutex_t lock;          /* the lists below */
+  sc_window_t *windows;          /* live ones, and freed ones until destroy */
+  struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */
 };
+
+/* A buffer from symcomm_mem_alloc. */
+typedef struct sc_mem_record {
+  sc_devmem_t *mem;
+  void *ptr;
+  size_t bytes;
+  struct sc_mem_record *next;
+} sc_mem_record_t;
+
+/* The communicator whose view a window or transport holds. */
+static inline struct symcomm_comm *sc_comm_of_view(const sc_comm_view_t *view) {
+  return (struct symcomm_comm *)((char *)view - offsetof(struct symcomm_comm, view));
+}
 
 /* Checks a handle passed to a public call. */
 sc_result_t sc_comm_check(const struct symcomm_comm *comm);
@@ -92,6 +123,10 @@ sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn 
  * host (init): rank, nranks, options; root_server when this process serves it. */
 sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nranks,
                                  const sc_comm_options_t *options, struct symcomm_comm **comm);
+
+/* Collective, once hosts and the bootstrap are known (init and split): opens
+ * the backend's device, fills the view, and sets up send/recv. */
+sc_result_t sc_comm_attach_device(struct symcomm_comm *comm);
 
 /* "comm 0x... rank r nranks n host h/H local l/L busId B - Init COMPLETE" at INFO,
  * plus the host's classification. */

@@ -96,9 +96,33 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
   return SYMCOMM_OK;
 }
 
+/* What the device holds for the communicator, in reverse order of creation. */
+static void sc_comm_detach_device(struct symcomm_comm *comm) {
+  sc_p2p_destroy(comm->p2p);
+  for (sc_window_t *w = comm->windows, *next; w != NULL; w = next) {
+    next = w->next;
+    sc_window_release(w); /* unmaps what was not freed; no peer is waited for */
+  }
+  for (sc_mem_record_t *m = comm->mems, *next; m != NULL; m = next) {
+    next = m->next;
+    comm->ops->mem_free(m->mem);
+    free(m);
+  }
+  if (comm->abort_word != NULL)
+    comm->ops->host_free(comm->device, (void *)comm->abort_word);
+  if (comm->device != NULL)
+    comm->ops->device_close(comm->device);
+  if (comm->ops != NULL)
+    pthread_mutex_destroy(&comm->lock);
+  free(comm->local_of);
+  free(comm->local_rank_to_rank);
+  free(comm->pids);
+}
+
 void sc_comm_free(struct symcomm_comm *comm) {
   if (comm == NULL)
     return;
+  sc_comm_detach_device(comm);
   sc_bootstrap_close(&comm->boot);
   if (comm->root != NULL)
     sc_store_server_release(comm->root);

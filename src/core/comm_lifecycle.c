@@ -21,6 +21,8 @@ symcomm_result_t symcomm_comm_abort(symcomm_comm_t comm) {
     return SYMCOMM_OK;
   SC_WARN(SC_INIT, "comm %p rank %d nranks %d - Abort", (void *)comm, comm->rank, comm->nranks);
   sc_wakeup_signal(&comm->abort_wake);
+  if (comm->abort_word != NULL) /* the programs running on its streams give up */
+    __atomic_store_n(comm->abort_word, 1, __ATOMIC_RELEASE);
   /* Tell the others now rather than at their timeout: the root fails every
    * wait of the session, and a rank that is not the root cuts its connection,
    * which the root reports as this rank being lost. */

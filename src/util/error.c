@@ -60,6 +60,11 @@ sc_result_t sc_error_raise_errno(sc_result_t result, int subsys, const char *fil
   return result;
 }
 
+sc_result_t sc_error_pass(sc_result_t result, const char *text) {
+  snprintf(sc_error_text, sizeof(sc_error_text), "%s", text);
+  return result;
+}
+
 void sc_error_append(const char *fmt, ...) {
   size_t n = strnlen(sc_error_text, sizeof(sc_error_text));
   if (n + 1 >= sizeof(sc_error_text))

@@ -25,6 +25,10 @@ sc_result_t sc_error_raise_errno(sc_result_t result, int subsys, const char *fil
 #define SC_RAISE_ERRNO(result, subsys, ...) \
   sc_error_raise_errno((result), (subsys), __FILE__, __LINE__, __VA_ARGS__)
 
+/* Makes `text` this thread's sentence without a new warning: for passing on
+ * a failure that was detected (and logged) elsewhere, e.g. in a stream. */
+sc_result_t sc_error_pass(sc_result_t result, const char *text);
+
 /* Adds a hint to this thread's last sentence (no new warning): for a caller
  * that knows what the failure probably means. */
 void sc_error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,7 +17,8 @@ static const struct {
   int mask;
 } sc_subsys_names[] = {
     {"INIT", SC_INIT}, {"BOOT", SC_BOOT}, {"TOPO", SC_TOPO}, {"ENV", SC_ENV},   {"NET", SC_NET},
-    {"P2P", SC_P2P},   {"WIN", SC_WIN},   {"COLL", SC_COLL}, {"TOOL", SC_TOOL}, {"ALL", SC_SUBSYS_ALL},
+    {"P2P", SC_P2P},   {"WIN", SC_WIN},   {"COLL", SC_COLL}, {"TOOL", SC_TOOL}, {"DEV", SC_DEV},
+    {"ALL", SC_SUBSYS_ALL},
 };
 
 static pthread_once_t sc_log_once = PTHREAD_ONCE_INIT;

@@ -25,7 +25,8 @@ enum {
   SC_WIN = 1 << 6,
   SC_COLL = 1 << 7,
   SC_TOOL = 1 << 8, /* the tools under tools/ */
-  SC_SUBSYS_ALL = (1 << 9) - 1
+  SC_DEV = 1 << 9,  /* backends: device memory, streams, programs */
+  SC_SUBSYS_ALL = (1 << 10) - 1
 };
 
 const char *sc_log_subsys_name(int subsys);

@@ -7,7 +7,7 @@
 SC_PARAM(DEBUG, "SYMCOMM_DEBUG", STRING, "WARN",
          "log level: NONE, WARN, INFO or TRACE")
 SC_PARAM(DEBUG_SUBSYS, "SYMCOMM_DEBUG_SUBSYS", STRING, "ALL",
-         "comma-separated subsystems to log (INIT,BOOT,TOPO,ENV,NET,P2P,WIN,COLL,TOOL or ALL); ^ before the list excludes")
+         "comma-separated subsystems to log (INIT,BOOT,TOPO,ENV,NET,P2P,WIN,COLL,TOOL,DEV or ALL); ^ before the list excludes")
 SC_PARAM(DEBUG_FILE, "SYMCOMM_DEBUG_FILE", STRING, NULL,
          "write the log to this file instead of stderr; %h = hostname, %p = pid, %r = rank")
 
@@ -30,6 +30,13 @@ SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
          "device index on this host; -1 = the local rank")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
          "NCCL-format topology XML for this host; <base>_node<HOSTID>.xml is preferred when it exists")
+SC_PARAM(BACKEND, "SYMCOMM_BACKEND", STRING, "auto", "device backend: auto (cuda when a GPU is usable, else host), host (simulated GPUs) or cuda")
+
+/* point-to-point */
+SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",
+         "send/recv moves messages in chunks of this many bytes through a staging ring per pair")
+SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
+         "chunks a staging ring holds: how far a sender may run ahead of its receiver")
 
 /* set by symcomm-run for each rank */
 SC_PARAM(RANK, "SYMCOMM_RANK", INT, NULL, "symcomm-run: rank of this process")

@@ -1,0 +1,90 @@
+/* The device interface: everything symcomm asks of a GPU, as one const ops
+ * table per backend, chosen once per process (SYMCOMM_BACKEND). Layers above
+ * never call CUDA or the simulated device directly.
+ *
+ *   memory     exportable allocations: allocate, export as an fd, import a
+ *              peer's fd, free (unmap, then release)
+ *   streams    ordered queues of work; events mark points in them
+ *   work       stream-ordered: copy, signal, wait, and "programs" (src/device/)
+ *              that run a whole protocol step in one launch
+ *
+ * Waits that run in a stream are bounded: by the communicator's abort word and
+ * by a timeout; a wait that gives up stops its stream with a sentence that
+ * stream_error() returns. */
+#ifndef SC_BACKEND_BACKEND_H
+#define SC_BACKEND_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/program.h"
+#include "util/error.h"
+
+typedef struct sc_device sc_device_t; /* the backend bound to this rank's device */
+typedef struct sc_stream sc_stream_t;
+typedef struct sc_event sc_event_t;
+typedef struct sc_devmem sc_devmem_t; /* an exportable allocation, or a peer's, mapped here */
+
+typedef struct sc_backend_ops {
+  size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */
+  const char *name;
+
+  /* ---- device */
+  sc_result_t (*device_open)(int device_index, sc_device_t **device);
+  void (*device_close)(sc_device_t *device);
+  /* Sizes of exportable allocations are multiples of this. */
+  size_t (*granularity)(sc_device_t *device);
+
+  /* ---- exportable memory */
+  sc_result_t (*mem_alloc)(sc_device_t *device, size_t bytes, sc_devmem_t **mem);
+  /* A new fd naming the allocation, for another process of this host (sent
+   * with SCM_RIGHTS); the caller closes it. */
+  sc_result_t (*mem_export)(sc_devmem_t *mem, int *fd);
+  /* Maps a peer's allocation from the fd it exported; fd stays the caller's. */
+  sc_result_t (*mem_import)(sc_device_t *device, int fd, size_t bytes, sc_devmem_t **mem);
+  void *(*mem_ptr)(sc_devmem_t *mem);
+  size_t (*mem_size)(sc_devmem_t *mem);
+  /* Unmaps, then releases: the order the device requires. */
+  void (*mem_free)(sc_devmem_t *mem);
+
+  /* ---- host memory the device can read and write (abort words, error records) */
+  sc_result_t (*host_alloc)(sc_device_t *device, size_t bytes, void **ptr);
+  void (*host_free)(sc_device_t *device, void *ptr);
+
+  /* ---- streams and events */
+  sc_result_t (*stream_create)(sc_device_t *device, sc_stream_t **stream);
+  /* Waits for the queued work (or its failure), then frees. */
+  void (*stream_destroy)(sc_stream_t *stream);
+  /* OK when done; the stream's error if it stopped; TIMEOUT at the deadline
+   * (ms since the monotonic epoch, SC_DEADLINE_NEVER for none). */
+  sc_result_t (*stream_synchronize)(sc_stream_t *stream, int64_t deadline_ms);
+  /* OK, SYMCOMM_IN_PROGRESS, or the error that stopped the stream. */
+  sc_result_t (*stream_query)(sc_stream_t *stream);
+  /* The sentence of the error that stopped the stream ("" if none). */
+  const char *(*stream_error)(sc_stream_t *stream);
+
+  sc_result_t (*event_create)(sc_device_t *device, sc_event_t **event);
+  void (*event_destroy)(sc_event_t *event);
+  /* The event completes when the stream's work queued so far is done. */
+  sc_result_t (*event_record)(sc_event_t *event, sc_stream_t *stream);
+  /* Work queued on stream afterwards waits for the event. */
+  sc_result_t (*stream_wait_event)(sc_stream_t *stream, sc_event_t *event);
+  sc_result_t (*event_query)(sc_event_t *event);
+  sc_result_t (*event_synchronize)(sc_event_t *event, int64_t deadline_ms);
+
+  /* ---- stream-ordered work */
+  sc_result_t (*copy)(sc_stream_t *stream, void *dst, const void *src, size_t bytes);
+  /* Runs a device program (src/device/program.h) with a copy of its arguments. */
+  sc_result_t (*launch)(sc_stream_t *stream, sc_program_t program, const void *args,
+                        size_t args_bytes);
+} sc_backend_ops_t;
+
+/* The backends of this build; "cuda" is absent until the CUDA backend exists. */
+extern const sc_backend_ops_t sc_backend_host;
+
+/* The backend SYMCOMM_BACKEND asks for (auto|host|cuda): auto is cuda when a
+ * usable GPU is present, else host. UNSUPPORTED names what is missing. */
+sc_result_t sc_backend_select(const sc_backend_ops_t **ops);
+
+#endif

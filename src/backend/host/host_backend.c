@@ -1,0 +1,39 @@
+/* The simulated-GPU backend: "device" memory is shared host memory (memfd),
+ * a stream is a worker thread, a device program is a function call on it,
+ * and waits sleep on futexes (never spin: many ranks share few cores). */
+#include "backend/host/host_internal.h"
+
+const sc_backend_ops_t sc_backend_host = {
+    .size = sizeof(sc_backend_ops_t),
+    .name = "host",
+
+    .device_open = sc_host_device_open,
+    .device_close = sc_host_device_close,
+    .granularity = sc_host_granularity,
+
+    .mem_alloc = sc_host_mem_alloc,
+    .mem_export = sc_host_mem_export,
+    .mem_import = sc_host_mem_import,
+    .mem_ptr = sc_host_mem_ptr,
+    .mem_size = sc_host_mem_size,
+    .mem_free = sc_host_mem_free,
+
+    .host_alloc = sc_host_host_alloc,
+    .host_free = sc_host_host_free,
+
+    .stream_create = sc_host_stream_create,
+    .stream_destroy = sc_host_stream_destroy,
+    .stream_synchronize = sc_host_stream_synchronize,
+    .stream_query = sc_host_stream_query,
+    .stream_error = sc_host_stream_error,
+
+    .event_create = sc_host_event_create,
+    .event_destroy = sc_host_event_destroy,
+    .event_record = sc_host_event_record,
+    .stream_wait_event = sc_host_stream_wait_event,
+    .event_query = sc_host_event_query,
+    .event_synchronize = sc_host_event_synchronize,
+
+    .copy = sc_host_copy,
+    .launch = sc_host_launch,
+};

@@ -1,0 +1,46 @@
+/* The simulated device: an index to remember, the page size as allocation
+ * granularity, and plain aligned host memory. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/host/host_internal.h"
+
+#define SC_HOST_ALLOC_ALIGN 64 /* a cache line: abort words and error records stay apart */
+
+sc_result_t sc_host_device_open(int device_index, sc_device_t **device) {
+  if (device_index < 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                    "simulated device index %d is negative", device_index);
+  long page = sysconf(_SC_PAGESIZE);
+  sc_device_t *d = calloc(1, sizeof(*d));
+  if (d == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_HOST_LOG, "no memory for a simulated device");
+  d->index = device_index;
+  d->granularity = page > 0 ? (size_t)page : 4096;
+  SC_TRACE(SC_HOST_LOG, "simulated device %d open (granularity %zu bytes)", d->index,
+           d->granularity);
+  *device = d;
+  return SYMCOMM_OK;
+}
+
+void sc_host_device_close(sc_device_t *device) { free(device); }
+
+size_t sc_host_granularity(sc_device_t *device) { return device->granularity; }
+
+sc_result_t sc_host_host_alloc(sc_device_t *device, size_t bytes, void **ptr) {
+  (void)device;
+  void *p = NULL;
+  int rc = posix_memalign(&p, SC_HOST_ALLOC_ALIGN, bytes > 0 ? bytes : 1);
+  if (rc != 0)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_HOST_LOG,
+                    "cannot allocate %zu bytes of host memory for the simulated device", bytes);
+  memset(p, 0, bytes);
+  *ptr = p;
+  return SYMCOMM_OK;
+}
+
+void sc_host_host_free(sc_device_t *device, void *ptr) {
+  (void)device;
+  free(ptr);
+}

@@ -1,0 +1,66 @@
+/* The device programs (src/device/), compiled for the simulated backend: each
+ * launch runs as a function call on its stream's worker thread. */
+#include "backend/host/host_runtime.h" /* first: the runtime the programs use */
+
+#include "device/p2p.h"
+#include "device/reduce.h"
+#include "device/signal_wait.h"
+
+#include "backend/host/host_internal.h"
+
+static const char *sc_host_program_name(sc_program_t program) {
+  switch (program) {
+  case SC_PROGRAM_SIGNAL: return "SIGNAL";
+  case SC_PROGRAM_WAIT: return "WAIT";
+  case SC_PROGRAM_REDUCE: return "REDUCE";
+  case SC_PROGRAM_P2P: return "P2P";
+  case SC_PROGRAM_COUNT: break;
+  }
+  return "unknown";
+}
+
+static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, size_t want) {
+  if (args_bytes == want)
+    return SYMCOMM_OK;
+  return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                  "device program %s takes %zu bytes of arguments, not %zu",
+                  sc_host_program_name(program), want, args_bytes);
+}
+
+sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes) {
+  if (args == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                    "device program %s launched without arguments", sc_host_program_name(program));
+  switch (program) {
+  case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
+  case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
+  case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
+  case SC_PROGRAM_P2P: {
+    /* A header, then nops ops. */
+    if (args_bytes < sizeof(sc_p2p_args_t))
+      return sc_host_args_size(program, args_bytes, sizeof(sc_p2p_args_t));
+    uint32_t nops;
+    memcpy(&nops, (const char *)args + offsetof(sc_p2p_args_t, nops), sizeof(nops));
+    return sc_host_args_size(program, args_bytes,
+                             sizeof(sc_p2p_args_t) + (size_t)nops * sizeof(sc_p2p_op_t));
+  }
+  case SC_PROGRAM_COUNT: break;
+  }
+  return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",
+                  (int)program);
+}
+
+void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err) {
+  sc_dev_ctx_t ctx;
+  sc_host_ctx_init(&ctx, err);
+  memset(err, 0, sizeof(*err));
+  switch (program) {
+  case SC_PROGRAM_SIGNAL: sc_dev_signal_run(&ctx, args, err); return;
+  case SC_PROGRAM_WAIT: sc_dev_wait_run(&ctx, args, err); return;
+  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(&ctx, args, err); return;
+  case SC_PROGRAM_P2P: sc_dev_p2p_run(&ctx, args, err); return;
+  case SC_PROGRAM_COUNT: break;
+  }
+  err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
+  err->a = (int64_t)program;
+}

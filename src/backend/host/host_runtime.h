@@ -1,0 +1,104 @@
+/* The device runtime (device/runtime.h) of the simulated backend: programs
+ * run as plain function calls on a stream's worker thread. Loads and stores
+ * are C11-model atomics (the __atomic builtins, which work on the plain
+ * uint64_t slots that programs share with CUDA); a wait sleeps in a futex on
+ * the doorbell's ring counter. The futex is the shared (not private) kind,
+ * because the doorbell lives in memory mapped by several processes.
+ *
+ * Include this, then the program headers (device/signal_wait.h, ...). */
+#ifndef SC_BACKEND_HOST_RUNTIME_H
+#define SC_BACKEND_HOST_RUNTIME_H
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device/program.h"
+#include "util/clock.h"
+
+/* Longest single sleep: how often a sleeping wait rechecks its abort word and
+ * its no-progress timeout (an abort is seen within this). */
+#define SC_HOST_SLEEP_SLICE_MS 100
+
+typedef struct sc_dev_ctx {
+  sc_guard_t guard;         /* of the running program (sc_dev_begin) */
+  int64_t last_progress_ms; /* sc_now_ms() of sc_dev_begin or the last sc_dev_progress */
+  sc_dev_error_t *err;      /* where the launch's error goes */
+} sc_dev_ctx_t;
+
+/* A context with no guard yet: its sleeps are bounded by nothing. */
+static inline void sc_host_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err) {
+  ctx->guard.abort_word = NULL;
+  ctx->guard.timeout_ms = -1;
+  ctx->last_progress_ms = sc_now_ms();
+  ctx->err = err;
+}
+
+static inline uint64_t sc_dev_load(const uint64_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sc_dev_store(uint64_t *p, uint64_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline void sc_dev_add(uint64_t *p, uint64_t v) {
+  __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
+
+static inline uint32_t sc_dev_bell_read(sc_doorbell_t *bell) {
+  return __atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE);
+}
+
+static inline long sc_host_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
+  return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+static inline void sc_dev_ring(sc_doorbell_t *bell) {
+  __atomic_fetch_add(&bell->rings, 1, __ATOMIC_ACQ_REL);
+  sc_host_futex(&bell->rings, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static inline void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n) {
+  (void)ctx;
+  memmove(dst, src, n);
+}
+
+static inline void sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+  ctx->guard = *guard;
+  ctx->last_progress_ms = sc_now_ms();
+}
+
+static inline void sc_dev_progress(sc_dev_ctx_t *ctx) { ctx->last_progress_ms = sc_now_ms(); }
+
+static inline int sc_host_aborted(const sc_dev_ctx_t *ctx) {
+  const volatile uint32_t *w = ctx->guard.abort_word;
+  return w != NULL && __atomic_load_n(w, __ATOMIC_ACQUIRE) != 0;
+}
+
+static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
+  for (;;) {
+    if (sc_host_aborted(ctx))
+      return SC_DEV_ABORTED;
+    int64_t slice = SC_HOST_SLEEP_SLICE_MS;
+    if (ctx->guard.timeout_ms >= 0) {
+      int64_t left = ctx->last_progress_ms + ctx->guard.timeout_ms - sc_now_ms();
+      if (left <= 0)
+        return SC_DEV_TIMEOUT;
+      if (left < slice)
+        slice = left;
+    }
+    struct timespec ts = {.tv_sec = slice / 1000, .tv_nsec = (slice % 1000) * 1000000};
+    /* Returns at once (EAGAIN) if the bell already differs from `seen`. */
+    long rc = sc_host_futex(&bell->rings, FUTEX_WAIT, seen, &ts);
+    if (rc == 0 || errno == EAGAIN)
+      return 0; /* rung, or a spurious wake: the caller checks its condition again */
+    /* ETIMEDOUT (a slice passed) or EINTR: recheck the abort word and the clock. */
+  }
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* Public one-sided operations on windows: put, signal, wait. */
+#include "core/stream.h"
+#include "util/log.h"
+
+/* Checks a window and a stream for an operation; *comm is the window's. */
+static sc_result_t sc_onesided_check(sc_window_t *win, symcomm_stream_t stream, const char *call,
+                                     struct symcomm_comm **comm) {
+  if (win == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: the window is NULL", call);
+  if (win->magic == SC_WINDOW_FREED)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN, "%s: the window was freed", call);
+  if (win->magic != SC_WINDOW_MAGIC)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: not a window", call);
+  *comm = sc_comm_of_view(win->view);
+  SC_CHECK(sc_comm_check_alive(*comm));
+  return sc_stream_check(stream, *comm);
+}
+
+static sc_result_t sc_onesided_peer(sc_window_t *win, int peer, const char *call) {
+  if (peer < 0 || peer >= win->view->nranks)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: rank %d is not in [0, %d)", call,
+                    peer, win->view->nranks);
+  if (win->peer[peer] == NULL)
+    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_WIN,
+                    "%s: rank %d is on another host; windows are mapped within a host", call, peer);
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_put(sc_window_t *win, int peer, size_t dst_offset, const void *src,
+                          size_t bytes, symcomm_stream_t stream) {
+  if (bytes > win->bytes || dst_offset > win->bytes - bytes)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
+                    "symcomm_put: %zu bytes at offset %zu pass the window's end (%zu bytes)", bytes,
+                    dst_offset, win->bytes);
+  if (src == NULL && bytes > 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_put: src is NULL");
+  if (bytes == 0)
+    return SYMCOMM_OK;
+  return win->view->ops->copy(stream->stream, (char *)win->peer[peer] + dst_offset, src, bytes);
+}
+
+static sc_result_t sc_signal_check(int slot, symcomm_signal_op_t op) {
+  if (slot < 0 || slot >= SYMCOMM_SIGNAL_SLOTS)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "signal slot %d is not in [0, %d)", slot,
+                    SYMCOMM_SIGNAL_SLOTS);
+  if (op != SYMCOMM_SIGNAL_SET && op != SYMCOMM_SIGNAL_ADD)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "unknown signal operation %d", (int)op);
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_signal(sc_window_t *win, int peer, int slot, uint64_t value,
+                             symcomm_signal_op_t op, symcomm_stream_t stream) {
+  SC_CHECK(sc_signal_check(slot, op));
+  sc_window_pad_t *pad = win->pads[peer];
+  sc_signal_args_t args = {.slot = &pad->slots[slot], .value = value, .op = (int)op,
+                           .bell = &pad->bell};
+  return win->view->ops->launch(stream->stream, SC_PROGRAM_SIGNAL, &args, sizeof(args));
+}
+
+symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset, const void *src,
+                             size_t bytes, symcomm_stream_t stream) {
+  sc_error_clear();
+  struct symcomm_comm *comm = NULL;
+  SC_CHECK(sc_onesided_check(win, stream, "symcomm_put", &comm));
+  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_put");
+  if (res == SYMCOMM_OK)
+    res = sc_put(win, peer, dst_offset, src, bytes, stream);
+  return sc_comm_finish(comm, res);
+}
+
+symcomm_result_t symcomm_signal(symcomm_window_t win, int peer, int slot, uint64_t value,
+                                symcomm_signal_op_t op, symcomm_stream_t stream) {
+  sc_error_clear();
+  struct symcomm_comm *comm = NULL;
+  SC_CHECK(sc_onesided_check(win, stream, "symcomm_signal", &comm));
+  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_signal");
+  if (res == SYMCOMM_OK)
+    res = sc_signal(win, peer, slot, value, op, stream);
+  return sc_comm_finish(comm, res);
+}
+
+symcomm_result_t symcomm_put_signal(symcomm_window_t win, int peer, size_t dst_offset,
+                                    const void *src, size_t bytes, int slot, uint64_t value,
+                                    symcomm_signal_op_t op, symcomm_stream_t stream) {
+  sc_error_clear();
+  struct symcomm_comm *comm = NULL;
+  SC_CHECK(sc_onesided_check(win, stream, "symcomm_put_signal", &comm));
+  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_put_signal");
+  /* Check the signal's arguments before queueing the put: all or nothing. */
+  if (res == SYMCOMM_OK)
+    res = sc_signal_check(slot, op);
+  if (res == SYMCOMM_OK)
+    res = sc_put(win, peer, dst_offset, src, bytes, stream);
+  if (res == SYMCOMM_OK)
+    res = sc_signal(win, peer, slot, value, op, stream);
+  return sc_comm_finish(comm, res);
+}
+
+symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp_t cmp,
+                                     uint64_t value, symcomm_stream_t stream) {
+  sc_error_clear();
+  struct symcomm_comm *comm = NULL;
+  SC_CHECK(sc_onesided_check(win, stream, "symcomm_wait_signal", &comm));
+  sc_result_t res = SYMCOMM_OK;
+  if (slot < 0 || slot >= SYMCOMM_SIGNAL_SLOTS)
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "signal slot %d is not in [0, %d)", slot,
+                   SYMCOMM_SIGNAL_SLOTS);
+  else if (cmp != SYMCOMM_CMP_GE && cmp != SYMCOMM_CMP_EQ)
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "unknown comparison %d", (int)cmp);
+  if (res == SYMCOMM_OK) {
+    sc_window_pad_t *pad = win->pads[win->view->rank];
+    sc_wait_args_t args = {.slot = &pad->slots[slot], .value = value, .cmp = (int)cmp,
+                           .bell = &pad->bell,
+                           .guard = {.abort_word = win->view->abort_word,
+                                     .timeout_ms = win->view->timeout_ms}};
+    res = win->view->ops->launch(stream->stream, SC_PROGRAM_WAIT, &args, sizeof(args));
+  }
+  return sc_comm_finish(comm, res);
+}

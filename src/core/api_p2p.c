@@ -1,0 +1,137 @@
+/* Public send/recv and groups. Ungrouped, each call is one launch of the P2P
+ * program; in a group, calls are collected per thread and queued together at
+ * the outermost end, one launch per (communicator, stream), so that all of a
+ * group's sends and receives advance at once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stream.h"
+#include "util/log.h"
+
+typedef struct sc_group_entry {
+  struct symcomm_comm *comm;
+  struct symcomm_stream *stream;
+  sc_p2p_op_t op;
+} sc_group_entry_t;
+
+typedef struct sc_group {
+  int depth;
+  int count, cap;
+  sc_group_entry_t *entries;
+} sc_group_t;
+
+static __thread sc_group_t sc_group;
+
+static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t dtype, int peer,
+                                struct symcomm_comm *comm, symcomm_stream_t stream,
+                                const char *call, size_t *bytes) {
+  SC_CHECK(sc_comm_check_alive(comm));
+  SC_CHECK(sc_stream_check(stream, comm));
+  size_t size = 0;
+  if ((unsigned)dtype >= SYMCOMM_DTYPE_COUNT)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: unknown data type %d", call, (int)dtype);
+  symcomm_dtype_size(dtype, &size);
+  if (count > SIZE_MAX / size)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: %zu elements of %zu bytes overflow",
+                    call, count, size);
+  if (peer < 0 || peer >= comm->nranks)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: rank %d is not in [0, %d)", call,
+                    peer, comm->nranks);
+  if (peer == comm->rank)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: rank %d is this rank itself", call,
+                    peer);
+  if (buf == NULL && count > 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: buf is NULL", call);
+  if (comm->local_of[peer] < 0)
+    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_P2P,
+                    "%s: rank %d is on another host; send/recv between hosts arrives with the TCP "
+                    "transport",
+                    call, peer);
+  *bytes = count * size;
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream *stream,
+                                const sc_p2p_op_t *op) {
+  sc_group_t *g = &sc_group;
+  if (g->count == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 16;
+    sc_group_entry_t *e = realloc(g->entries, sizeof(*e) * (size_t)cap);
+    if (e == NULL)
+      return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for a group of %d ops", cap);
+    g->entries = e;
+    g->cap = cap;
+  }
+  g->entries[g->count++] = (sc_group_entry_t){.comm = comm, .stream = stream, .op = *op};
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_t dtype, int peer,
+                               struct symcomm_comm *comm, symcomm_stream_t stream) {
+  const char *call = kind == SC_P2P_SEND ? "symcomm_send" : "symcomm_recv";
+  size_t bytes = 0;
+  SC_CHECK(sc_p2p_check(buf, count, dtype, peer, comm, stream, call, &bytes));
+  sc_p2p_op_t op;
+  if (sc_group.depth > 0) {
+    /* Grow first, so that a failure leaves the pair's counters untouched. */
+    SC_CHECK(sc_group_add(comm, stream, &(sc_p2p_op_t){0}));
+    SC_CHECK(sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op));
+    sc_group.entries[sc_group.count - 1].op = op;
+    return SYMCOMM_OK;
+  }
+  SC_CHECK(sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op));
+  return sc_p2p_launch(comm->p2p, stream->stream, &op, 1);
+}
+
+symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype, int peer,
+                              symcomm_comm_t comm, symcomm_stream_t stream) {
+  sc_error_clear();
+  SC_CHECK(sc_comm_check(comm));
+  return sc_comm_finish(comm, sc_p2p_post(SC_P2P_SEND, (void *)buf, count, dtype, peer, comm, stream));
+}
+
+symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,
+                              symcomm_comm_t comm, symcomm_stream_t stream) {
+  sc_error_clear();
+  SC_CHECK(sc_comm_check(comm));
+  return sc_comm_finish(comm, sc_p2p_post(SC_P2P_RECV, buf, count, dtype, peer, comm, stream));
+}
+
+symcomm_result_t symcomm_group_start(void) {
+  sc_error_clear();
+  sc_group.depth++;
+  return SYMCOMM_OK;
+}
+
+symcomm_result_t symcomm_group_end(void) {
+  sc_error_clear();
+  sc_group_t *g = &sc_group;
+  if (g->depth == 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P, "symcomm_group_end without symcomm_group_start");
+  if (--g->depth > 0)
+    return SYMCOMM_OK;
+  /* One launch per (communicator, stream), in the order they first appear. */
+  sc_result_t res = SYMCOMM_OK;
+  sc_p2p_op_t *batch = malloc(sizeof(*batch) * (size_t)(g->count > 0 ? g->count : 1));
+  if (batch == NULL)
+    res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory to launch a group");
+  for (int i = 0; i < g->count && res == SYMCOMM_OK; i++) {
+    sc_group_entry_t *first = &g->entries[i];
+    if (first->comm == NULL)
+      continue; /* already launched with an earlier entry */
+    struct symcomm_comm *comm = first->comm;
+    struct symcomm_stream *stream = first->stream;
+    int n = 0;
+    for (int j = i; j < g->count; j++) {
+      if (g->entries[j].comm == comm && g->entries[j].stream == stream) {
+        batch[n++] = g->entries[j].op;
+        g->entries[j].comm = NULL;
+      }
+    }
+    res = sc_comm_finish(comm, sc_p2p_launch(comm->p2p, stream->stream, batch, n));
+  }
+  free(batch);
+  free(g->entries);
+  *g = (sc_group_t){0};
+  return res;
+}

@@ -1,0 +1,59 @@
+/* A communicator's device: the backend, the abort word programs read, the view
+ * lower layers get, and send/recv's windows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "util/log.h"
+
+static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
+  comm->local_of = malloc(sizeof(int) * (size_t)comm->nranks);
+  comm->local_rank_to_rank = malloc(sizeof(int) * (size_t)comm->local_size);
+  comm->pids = malloc(sizeof(int) * (size_t)comm->nranks);
+  if (comm->local_of == NULL || comm->local_rank_to_rank == NULL || comm->pids == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for %d ranks", comm->nranks);
+  for (int r = 0; r < comm->nranks; r++) {
+    const sc_peer_t *p = &comm->peers[r];
+    comm->pids[r] = p->pid;
+    comm->local_of[r] = p->host == comm->host ? p->local_rank : -1;
+    if (p->host == comm->host)
+      comm->local_rank_to_rank[p->local_rank] = r;
+  }
+  sc_comm_view_t *v = &comm->view;
+  v->rank = comm->rank;
+  v->nranks = comm->nranks;
+  v->local_rank = comm->local_rank;
+  v->local_size = comm->local_size;
+  v->max_local_size = 0;
+  for (int r = 0; r < comm->nranks; r++)
+    if (comm->peers[r].local_rank + 1 > v->max_local_size)
+      v->max_local_size = comm->peers[r].local_rank + 1;
+  v->local_of = comm->local_of;
+  v->local_rank_to_rank = comm->local_rank_to_rank;
+  v->pids = comm->pids;
+  v->session = comm->session;
+  v->boot = &comm->boot;
+  v->ops = comm->ops;
+  v->device = comm->device;
+  v->abort_word = comm->abort_word;
+  v->abort_fd = comm->abort_wake.fd;
+  v->timeout_ms = comm->options.timeout_ms;
+  v->exchanges = 0;
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
+  pthread_mutex_init(&comm->lock, NULL);
+  SC_CHECK(sc_backend_select(&comm->ops));
+  SC_CHECK(comm->ops->device_open(comm->peers[comm->rank].dev, &comm->device));
+  void *word = NULL;
+  SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(uint32_t), &word));
+  comm->abort_word = word;
+  *comm->abort_word = 0;
+  SC_CHECK(sc_comm_fill_view(comm));
+  /* Collective, so decided alike everywhere: also a rank alone on its host
+   * takes part when other hosts have several ranks. */
+  if (comm->view.max_local_size > 1)
+    SC_CHECK(sc_p2p_create(&comm->view, &comm->p2p));
+  return SYMCOMM_OK;
+}

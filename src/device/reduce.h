@@ -1,0 +1,203 @@
+/* The REDUCE program: dst[i] = srcs[0][i] OP srcs[1][i] OP ... OP
+ * srcs[nsrcs-1][i] for i < count, sources combined in that order, for every
+ * dtype x op of symcomm.h. Include after the backend's runtime
+ * (device/runtime.h).
+ *
+ * Exact semantics:
+ * - integers: SUM and PROD wrap modulo 2^bits (computed in an unsigned type,
+ *   so no signed overflow); MIN and MAX compare signed types as signed; AVG
+ *   divides the wrapped sum by avg_divisor with C division (toward zero).
+ * - FLOAT16 and BFLOAT16: every element becomes a float, sources accumulate in
+ *   float, AVG divides that float, and the result is rounded back once (to
+ *   nearest, ties to even; device/reduce_types.h).
+ * - FLOAT32 and FLOAT64 accumulate in their own type; AVG divides the sum.
+ * - float MIN and MAX: NaN if any source is NaN; -0.0 and +0.0 compare equal,
+ *   and then MIN gives -0.0 and MAX +0.0 whatever the order of the sources.
+ * - nsrcs 1 copies (AVG still divides). dst may be one of srcs (in place), but
+ *   must not overlap a source at another offset.
+ *
+ * Elements go in blocks of SC_REDUCE_BLOCK: a block of every source is folded
+ * into an accumulator before the block of dst is written, which is what makes
+ * dst == srcs[k] safe, and the inner loops are plain loops over arrays that
+ * the compiler vectorises. */
+#ifndef SC_DEVICE_REDUCE_H
+#define SC_DEVICE_REDUCE_H
+
+#include "device/reduce_types.h"
+#include "device/runtime.h"
+#include "symcomm.h"
+
+#ifndef SC_REDUCE_BLOCK
+#ifdef __CUDA_ARCH__
+#define SC_REDUCE_BLOCK 1 /* one element per step: the accumulator stays in registers */
+#else
+#define SC_REDUCE_BLOCK 256
+#endif
+#endif
+
+/* ---- element-wise operations on accumulators */
+
+#define SC_RED_ADD(a, b) ((a) + (b))
+#define SC_RED_MUL(a, b) ((a) * (b))
+#define SC_RED_IMIN(a, b) ((b) < (a) ? (b) : (a))
+#define SC_RED_IMAX(a, b) ((b) > (a) ? (b) : (a))
+
+/* MIN/MAX of floats: NaN if either is NaN; equal values (only +-0 can
+ * differ) give -0.0 for MIN and +0.0 for MAX, so the result does not depend
+ * on the order of the sources. Written as one select each, which the
+ * compiler vectorises. */
+#define SC_RED_DEFINE_FMINMAX(T, BITS, SIGN, MIN, MAX)                                             \
+  SC_DEV_FN T MIN(T a, T b) {                                                                      \
+    int b_neg = (BITS(b) & (SIGN)) != 0;                                                           \
+    return (b < a) | (b != b) | ((a == b) & b_neg) ? b : a;                                        \
+  }                                                                                                \
+  SC_DEV_FN T MAX(T a, T b) {                                                                      \
+    int b_neg = (BITS(b) & (SIGN)) != 0;                                                           \
+    return (b > a) | (b != b) | ((a == b) & !b_neg) ? b : a;                                       \
+  }
+
+SC_RED_DEFINE_FMINMAX(float, sc_float_bits, 0x80000000u, sc_red_fminf, sc_red_fmaxf)
+SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin, sc_red_fmax)
+
+/* ---- loading an element into its accumulator, and finishing it
+ * FINISH(T, D, acc, divisor) gives the element of type T that acc stands for;
+ * D is the type AVG divides in. */
+
+#define SC_RED_LOAD(x) (x)
+#define SC_RED_FIN_CAST(T, D, acc, divisor) ((T)(acc))
+/* integer AVG: the wrapped sum as T, then C division (D: T, or int where T
+ * would promote to int anyway) */
+#define SC_RED_FIN_IDIV(T, D, acc, divisor) ((T)((D)(T)(acc) / (D)(divisor)))
+#define SC_RED_FIN_FDIV(T, D, acc, divisor) ((T)((acc) / (D)(divisor)))
+#define SC_RED_FIN_FP16(T, D, acc, divisor) sc_float_to_fp16(acc)
+#define SC_RED_FIN_FP16_AVG(T, D, acc, divisor) sc_float_to_fp16((acc) / (float)(divisor))
+#define SC_RED_FIN_BF16(T, D, acc, divisor) sc_float_to_bf16(acc)
+#define SC_RED_FIN_BF16_AVG(T, D, acc, divisor) sc_float_to_bf16((acc) / (float)(divisor))
+
+/* ---- one loop, instantiated per (dtype, op)
+ * FN(dst, srcs, nsrcs, count, divisor) reduces T elements in A accumulators.
+ * SC_RED_BLOCK_BODY is one block of N elements from `base`, written in FN's
+ * scope (it uses dst, srcs, nsrcs, base and divisor); FN's main loop passes
+ * the constant SC_REDUCE_BLOCK, so that those loops have a known trip count. */
+#define SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, N)                                            \
+  do {                                                                                             \
+    A acc_[SC_REDUCE_BLOCK];                                                                       \
+    const T *s_ = (const T *)srcs[0] + base;                                                       \
+    for (size_t i_ = 0; i_ < (N); i_++)                                                            \
+      acc_[i_] = (A)LOAD(s_[i_]);                                                                  \
+    for (int k_ = 1; k_ < nsrcs; k_++) {                                                           \
+      s_ = (const T *)srcs[k_] + base;                                                             \
+      for (size_t i_ = 0; i_ < (N); i_++)                                                          \
+        acc_[i_] = OP(acc_[i_], (A)LOAD(s_[i_]));                                                  \
+    }                                                                                              \
+    for (size_t i_ = 0; i_ < (N); i_++)                                                            \
+      dst[base + i_] = FINISH(T, D, acc_[i_], divisor);                                            \
+  } while (0)
+
+#define SC_RED_DEFINE(FN, T, A, D, LOAD, OP, FINISH)                                               \
+  SC_DEV_FN void FN(void *dst_v, const void *const *srcs, int nsrcs, size_t count, int divisor) {  \
+    T *dst = (T *)dst_v;                                                                           \
+    size_t full = count - count % SC_REDUCE_BLOCK;                                                 \
+    size_t base = 0;                                                                               \
+    (void)divisor;                                                                                 \
+    for (; base < full; base += SC_REDUCE_BLOCK)                                                   \
+      SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, SC_REDUCE_BLOCK);                               \
+    if (base < count)                                                                              \
+      SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, count - base);                                  \
+  }
+
+/* Integers: T the element, U the unsigned type SUM/PROD/AVG wrap in, D the
+ * type AVG divides in. */
+#define SC_RED_DEFINE_INT(NAME, T, U, D)                                                           \
+  SC_RED_DEFINE(sc_red_##NAME##_sum, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_CAST)            \
+  SC_RED_DEFINE(sc_red_##NAME##_prod, T, U, D, SC_RED_LOAD, SC_RED_MUL, SC_RED_FIN_CAST)           \
+  SC_RED_DEFINE(sc_red_##NAME##_min, T, T, D, SC_RED_LOAD, SC_RED_IMIN, SC_RED_FIN_CAST)           \
+  SC_RED_DEFINE(sc_red_##NAME##_max, T, T, D, SC_RED_LOAD, SC_RED_IMAX, SC_RED_FIN_CAST)           \
+  SC_RED_DEFINE(sc_red_##NAME##_avg, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_IDIV)
+
+/* Floating point: T the element (bits for the 16-bit formats), A the
+ * accumulator, LOAD and FIN/FIN_AVG the conversions, MIN/MAX on A. */
+#define SC_RED_DEFINE_FLOAT(NAME, T, A, LOAD, FIN, FIN_AVG, MIN, MAX)                              \
+  SC_RED_DEFINE(sc_red_##NAME##_sum, T, A, A, LOAD, SC_RED_ADD, FIN)                               \
+  SC_RED_DEFINE(sc_red_##NAME##_prod, T, A, A, LOAD, SC_RED_MUL, FIN)                              \
+  SC_RED_DEFINE(sc_red_##NAME##_min, T, A, A, LOAD, MIN, FIN)                                      \
+  SC_RED_DEFINE(sc_red_##NAME##_max, T, A, A, LOAD, MAX, FIN)                                      \
+  SC_RED_DEFINE(sc_red_##NAME##_avg, T, A, A, LOAD, SC_RED_ADD, FIN_AVG)
+
+/* uint8_t and int8_t promote to int, so their AVG divides in int; uint32_t
+ * must not (a sum past INT_MAX is a valid unsigned sum). */
+SC_RED_DEFINE_INT(i8, int8_t, uint32_t, int)
+SC_RED_DEFINE_INT(u8, uint8_t, uint32_t, int)
+SC_RED_DEFINE_INT(i32, int32_t, uint32_t, int32_t)
+SC_RED_DEFINE_INT(u32, uint32_t, uint32_t, uint32_t)
+SC_RED_DEFINE_INT(i64, int64_t, uint64_t, int64_t)
+SC_RED_DEFINE_INT(u64, uint64_t, uint64_t, uint64_t)
+SC_RED_DEFINE_FLOAT(f16, uint16_t, float, sc_fp16_to_float, SC_RED_FIN_FP16, SC_RED_FIN_FP16_AVG,
+                    sc_red_fminf, sc_red_fmaxf)
+SC_RED_DEFINE_FLOAT(bf16, uint16_t, float, sc_bf16_to_float, SC_RED_FIN_BF16, SC_RED_FIN_BF16_AVG,
+                    sc_red_fminf, sc_red_fmaxf)
+SC_RED_DEFINE_FLOAT(f32, float, float, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV, sc_red_fminf,
+                    sc_red_fmaxf)
+SC_RED_DEFINE_FLOAT(f64, double, double, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV, sc_red_fmin,
+                    sc_red_fmax)
+
+/* ---- the program */
+
+SC_DEV_FN int sc_red_args_ok(const sc_reduce_args_t *a) {
+  if (a->nsrcs < 1 || a->nsrcs > SC_REDUCE_MAX_SRCS)
+    return 0;
+  if (a->dtype < 0 || a->dtype >= SYMCOMM_DTYPE_COUNT || a->op < 0 || a->op >= SYMCOMM_OP_COUNT)
+    return 0;
+  if (a->op == SYMCOMM_AVG && a->avg_divisor < 1)
+    return 0;
+  if (a->count > 0) {
+    if (a->dst == NULL)
+      return 0;
+    for (int k = 0; k < a->nsrcs; k++)
+      if (a->srcs[k] == NULL)
+        return 0;
+  }
+  return 1;
+}
+
+/* The five ops of one dtype. */
+#define SC_RED_CASE(DTYPE, NAME)                                                                   \
+  case DTYPE:                                                                                      \
+    switch (a->op) {                                                                               \
+    case SYMCOMM_SUM: sc_red_##NAME##_sum(a->dst, a->srcs, n, a->count, divisor); break;           \
+    case SYMCOMM_PROD: sc_red_##NAME##_prod(a->dst, a->srcs, n, a->count, divisor); break;         \
+    case SYMCOMM_MIN: sc_red_##NAME##_min(a->dst, a->srcs, n, a->count, divisor); break;           \
+    case SYMCOMM_MAX: sc_red_##NAME##_max(a->dst, a->srcs, n, a->count, divisor); break;           \
+    case SYMCOMM_AVG: sc_red_##NAME##_avg(a->dst, a->srcs, n, a->count, divisor); break;           \
+    }                                                                                              \
+    break
+
+SC_DEV_FN void sc_dev_reduce_run(sc_dev_ctx_t *ctx, const sc_reduce_args_t *a,
+                                 sc_dev_error_t *err) {
+  (void)ctx;
+  if (!sc_red_args_ok(a)) {
+    err->kind = SC_DEV_BAD_ARGS;
+    err->a = SC_PROGRAM_REDUCE;
+    err->b = err->c = err->d = err->e = 0;
+    return;
+  }
+  int n = a->nsrcs;
+  int divisor = a->avg_divisor;
+  switch (a->dtype) {
+    SC_RED_CASE(SYMCOMM_INT8, i8);
+    SC_RED_CASE(SYMCOMM_UINT8, u8);
+    SC_RED_CASE(SYMCOMM_INT32, i32);
+    SC_RED_CASE(SYMCOMM_UINT32, u32);
+    SC_RED_CASE(SYMCOMM_INT64, i64);
+    SC_RED_CASE(SYMCOMM_UINT64, u64);
+    SC_RED_CASE(SYMCOMM_FLOAT16, f16);
+    SC_RED_CASE(SYMCOMM_BFLOAT16, bf16);
+    SC_RED_CASE(SYMCOMM_FLOAT32, f32);
+    SC_RED_CASE(SYMCOMM_FLOAT64, f64);
+  }
+  err->kind = SC_DEV_OK;
+}
+
+#undef SC_RED_CASE
+
+#endif

@@ -1,0 +1,35 @@
+/* What a backend gives device programs. A backend defines these before it
+ * includes any program header (every device header but program.h):
+ *
+ *   typedef ... sc_dev_ctx_t;     the state of one launch (its guard, its
+ *                                 progress clock, where its error goes)
+ *
+ *   uint64_t sc_dev_load(const uint64_t *p);         acquire load
+ *   void sc_dev_store(uint64_t *p, uint64_t v);      release store
+ *   void sc_dev_add(uint64_t *p, uint64_t v);        release atomic add
+ *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
+ *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
+ *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);
+ *   void sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
+ *                                                    a program's guard; starts the clock
+ *   void sc_dev_progress(sc_dev_ctx_t *ctx);         restarts the no-progress clock
+ *   int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen);
+ *       until the bell differs from `seen` (or a spurious wake): 0; when the
+ *       guard's abort word is set: SC_DEV_ABORTED; when no progress was made
+ *       for the guard's timeout: SC_DEV_TIMEOUT. Never spins on the host.
+ *
+ * Programs follow one pattern for every wait: read the bell, check the
+ * condition, and sleep on the bell only if it does not hold yet; a ring
+ * between the check and the sleep makes the sleep return at once. */
+#ifndef SC_DEVICE_RUNTIME_H
+#define SC_DEVICE_RUNTIME_H
+
+#include "device/program.h"
+
+#ifdef __CUDACC__
+#define SC_DEV_FN static __device__ __forceinline__
+#else
+#define SC_DEV_FN static inline
+#endif
+
+#endif

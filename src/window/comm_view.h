@@ -1,0 +1,30 @@
+/* What the layers below core need to know of a communicator: its ranks on this
+ * host, its bootstrap, its device, and what bounds its waits. Core fills one
+ * per communicator; windows and transports keep a pointer to it (the
+ * communicator outlives them). */
+#ifndef SC_WINDOW_COMM_VIEW_H
+#define SC_WINDOW_COMM_VIEW_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "bootstrap/bootstrap.h"
+
+typedef struct sc_comm_view {
+  int rank, nranks;
+  int local_rank, local_size;
+  int max_local_size;    /* the most ranks any host of the communicator has */
+  const int *local_of;   /* [nranks]: local rank of each rank on this host, -1 elsewhere */
+  const int *local_rank_to_rank; /* [local_size]: rank of each local rank */
+  const int *pids;       /* [nranks] */
+  uint64_t session;      /* unique to this communicator */
+  sc_bootstrap_t *boot;
+  const sc_backend_ops_t *ops;
+  sc_device_t *device;
+  const volatile uint32_t *abort_word; /* set once the communicator is aborted */
+  int abort_fd;                        /* readable once aborted (host-side waits) */
+  int64_t timeout_ms;
+  uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
+} sc_comm_view_t;
+
+#endif

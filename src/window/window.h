@@ -1,0 +1,48 @@
+/* Symmetric memory: a window is one buffer per rank of a communicator, of the
+ * same size everywhere, each mapped by the other ranks of its host, plus a
+ * signal pad per rank (a doorbell and SYMCOMM_SIGNAL_SLOTS counters). Memory
+ * is exported as file descriptors and passed with SCM_RIGHTS (seed 004's
+ * cuMemCreate / fd / cuMemMap flow, on whatever the backend's memory is). */
+#ifndef SC_WINDOW_WINDOW_H
+#define SC_WINDOW_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "window/comm_view.h"
+
+#define SC_WINDOW_MAGIC 0x444e4957u /* "WIND" */
+#define SC_WINDOW_FREED 0x46524545u /* "FREE": kept so that later use is caught */
+
+typedef struct sc_window_pad {
+  sc_doorbell_t bell;
+  uint64_t slots[SYMCOMM_SIGNAL_SLOTS];
+} sc_window_pad_t;
+
+struct symcomm_window {
+  uint32_t magic;
+  sc_comm_view_t *view;
+  size_t bytes;            /* as asked, rounded up to the granularity */
+  sc_devmem_t *mem;        /* this rank's allocation */
+  bool owns_mem;           /* false for a registered buffer */
+  sc_devmem_t *pad_mem;
+  void **peer;             /* [nranks] each rank's buffer mapped here, NULL off this host */
+  sc_window_pad_t **pads;  /* [nranks] likewise for the pads */
+  sc_devmem_t **imported;  /* [2 * local_size] peers' buffers and pads */
+  struct symcomm_window *next; /* the communicator's list */
+};
+typedef struct symcomm_window sc_window_t;
+
+/* Collective over view's communicator. With user_mem, the buffer is
+ * [mem_ptr(user_mem) + offset, + bytes) of an allocation the caller keeps;
+ * else a new allocation of `bytes`. Every rank must pass the same size. */
+sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *user_mem,
+                             size_t offset, sc_window_t **win);
+
+/* Collective: after a barrier (no peer still maps this rank's memory in use),
+ * unmaps the peers' memory, then releases this rank's. The struct is left
+ * with magic SC_WINDOW_FREED; sc_window_release() frees it. */
+sc_result_t sc_window_destroy(sc_window_t *win);
+void sc_window_release(sc_window_t *win);
+
+#endif

@@ -1,0 +1,158 @@
+/* Windows and one-sided operations under symcomm-run (any rank count, any
+ * number of simulated hosts):
+ *   - window_alloc: local and peer pointers (NULL across hosts), sizes rounded
+ *   - put / signal / put_signal / wait_signal in a ring within each host
+ *   - window_register of a symcomm_mem_alloc buffer at an offset
+ *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
+ *     a freed window, registering foreign memory, freeing a registered buffer */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static symcomm_comm_t comm;
+static int rank, size, host, local_rank, local_size;
+
+/* The rank `steps` positions after this one on the same host. */
+static int local_neighbour(int steps) {
+  int found = -1, seen = -1;
+  for (int k = 1; k <= size && found < 0; k++) {
+    int r = (rank + k) % size, h;
+    TEST_OK(symcomm_comm_peer_host(comm, r, &h));
+    if (h == host && ++seen == steps - 1)
+      found = r;
+  }
+  return found;
+}
+
+static void test_pointers(void) {
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_alloc(comm, 1000, &win));
+  TEST_ASSERT(symcomm_window_size(win) >= 1000 && symcomm_window_size(win) % 4096 == 0,
+              "size %zu", symcomm_window_size(win));
+  TEST_ASSERT(symcomm_window_local(win) == symcomm_window_peer(win, rank));
+  for (int r = 0; r < size; r++) {
+    int h;
+    TEST_OK(symcomm_comm_peer_host(comm, r, &h));
+    TEST_ASSERT((symcomm_window_peer(win, r) != NULL) == (h == host), "rank %d (host %d)", r, h);
+  }
+  TEST_ASSERT(symcomm_window_peer(win, size) == NULL && symcomm_window_peer(win, -1) == NULL);
+  TEST_OK(symcomm_window_free(win));
+  TEST_ASSERT(symcomm_window_local(win) == NULL, "a freed window still gives a pointer");
+}
+
+/* Each rank puts its id and a block of data into the next local rank's
+ * buffer, then signals; each waits for the previous one's signal and checks. */
+static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_t base) {
+  if (local_size < 2)
+    return;
+  int next = local_neighbour(1), prev = -1;
+  for (int k = 1; k < size; k++) {
+    int r = (rank + size - k) % size, h;
+    TEST_OK(symcomm_comm_peer_host(comm, r, &h));
+    if (h == host) {
+      prev = r;
+      break;
+    }
+  }
+  enum { BYTES = 100000 };
+  unsigned char *src = malloc(BYTES);
+  for (int i = 0; i < BYTES; i++)
+    src[i] = (unsigned char)(i * 7 + rank);
+  uint64_t id = 1000 + (uint64_t)rank;
+  TEST_OK(symcomm_put(win, next, base, &id, sizeof(id), stream));
+  TEST_OK(symcomm_put_signal(win, next, base + 64, src, BYTES, 3, 1, SYMCOMM_SIGNAL_ADD, stream));
+  TEST_OK(symcomm_signal(win, next, 5, 42, SYMCOMM_SIGNAL_SET, stream));
+  TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_GE, 1, stream));
+  TEST_OK(symcomm_wait_signal(win, 5, SYMCOMM_CMP_EQ, 42, stream));
+  TEST_OK(symcomm_stream_synchronize(stream));
+  const unsigned char *mine = (const unsigned char *)symcomm_window_local(win) + base;
+  uint64_t got;
+  memcpy(&got, mine, sizeof(got));
+  TEST_ASSERT(got == 1000 + (uint64_t)prev, "id %llu from rank %d", (unsigned long long)got, prev);
+  for (int i = 0; i < BYTES; i++)
+    TEST_ASSERT(mine[64 + i] == (unsigned char)(i * 7 + prev), "byte %d", i);
+  /* Counters only grow: a second round adds to slot 3. */
+  TEST_OK(symcomm_signal(win, next, 3, 2, SYMCOMM_SIGNAL_ADD, stream));
+  TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_EQ, 3, stream));
+  TEST_OK(symcomm_stream_synchronize(stream));
+  free(src);
+}
+
+static void test_register(symcomm_stream_t stream) {
+  void *buf = NULL;
+  TEST_OK(symcomm_mem_alloc(comm, 3 << 20, &buf));
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_register(comm, (char *)buf + 4096, 1 << 20, &win));
+  TEST_ASSERT(symcomm_window_local(win) == (char *)buf + 4096);
+  test_put_signal(stream, win, 256);
+  /* The registered buffer cannot go while its window lives. */
+  TEST_EXPECT_RESULT(symcomm_mem_free(comm, buf), SYMCOMM_ERR_INVALID_USAGE);
+  TEST_OK(symcomm_window_free(win));
+  TEST_OK(symcomm_mem_free(comm, buf));
+  TEST_EXPECT_RESULT(symcomm_mem_free(comm, buf), SYMCOMM_ERR_INVALID_ARGUMENT);
+  /* Memory that symcomm did not allocate cannot become a window. */
+  char plain[64];
+  TEST_EXPECT_RESULT(symcomm_window_register(comm, plain, sizeof(plain), &win),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "symcomm_mem_alloc"));
+}
+
+static void test_mistakes(symcomm_stream_t stream) {
+  symcomm_window_t win;
+  /* Sizes that differ: every rank fails, naming them. */
+  TEST_EXPECT_RESULT(symcomm_window_alloc(comm, rank == size - 1 ? 8192 * 3 : 8192, &win),
+                     SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window's size"), "%s",
+              symcomm_last_error(comm));
+  TEST_EXPECT_RESULT(symcomm_window_alloc(comm, 0, &win), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_OK(symcomm_window_alloc(comm, 4096, &win));
+  uint64_t v = 1;
+  int peer = local_size > 1 ? local_neighbour(1) : rank;
+  TEST_EXPECT_RESULT(symcomm_put(win, peer, 4090, &v, 8, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "pass the window's end"));
+  TEST_EXPECT_RESULT(symcomm_put(win, peer, SIZE_MAX - 2, &v, 8, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(symcomm_put(win, size, 0, &v, 8, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(symcomm_signal(win, peer, SYMCOMM_SIGNAL_SLOTS, 1, SYMCOMM_SIGNAL_SET, stream),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(symcomm_wait_signal(win, -1, SYMCOMM_CMP_GE, 1, stream),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(symcomm_wait_signal(win, 0, (symcomm_cmp_t)7, 1, stream),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_OK(symcomm_put(win, peer, 0, &v, 0, stream)); /* zero bytes: nothing to do */
+  for (int r = 0; r < size; r++) {
+    int h;
+    TEST_OK(symcomm_comm_peer_host(comm, r, &h));
+    if (h != host)
+      TEST_EXPECT_RESULT(symcomm_put(win, r, 0, &v, 8, stream), SYMCOMM_ERR_UNSUPPORTED);
+  }
+  TEST_OK(symcomm_stream_synchronize(stream));
+  TEST_OK(symcomm_window_free(win));
+  TEST_EXPECT_RESULT(symcomm_put(win, peer, 0, &v, 8, stream), SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(NULL), "freed"), "%s", symcomm_last_error(NULL));
+  TEST_EXPECT_RESULT(symcomm_window_free(win), SYMCOMM_ERR_INVALID_USAGE);
+}
+
+int main(void) {
+  TEST_OK(symcomm_init_from_env(&comm, NULL));
+  TEST_OK(symcomm_comm_rank(comm, &rank));
+  TEST_OK(symcomm_comm_size(comm, &size));
+  TEST_OK(symcomm_comm_host_index(comm, &host));
+  TEST_OK(symcomm_comm_local_rank(comm, &local_rank));
+  TEST_OK(symcomm_comm_local_size(comm, &local_size));
+  symcomm_stream_t stream;
+  TEST_OK(symcomm_stream_create(comm, &stream));
+  test_pointers();
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_alloc(comm, 1 << 20, &win));
+  test_put_signal(stream, win, 0);
+  TEST_OK(symcomm_window_free(win));
+  test_register(stream);
+  test_mistakes(stream);
+  TEST_OK(symcomm_stream_destroy(stream));
+  TEST_OK(symcomm_comm_destroy(comm));
+  if (rank == 0)
+    printf("test_window: passed on %d ranks\n", size);
+  return 0;
+}

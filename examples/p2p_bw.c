@@ -1,7 +1,11 @@
 /* Send/recv bandwidth and latency between ranks 0 and 1, from 8 B to 256 MiB,
  * with every size's data checked byte for byte.
  *
- *   build/bin/symcomm-run -n 2 -- build/examples/p2p_bw [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS]
+ *   build/bin/symcomm-run -n 2 -- build/examples/p2p_bw [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [-w]
+ *
+ * -w puts the buffers in a window: a receive into a window takes the data
+ * straight from the sender (one copy); otherwise it goes through the pair's
+ * staging ring (two copies).
  *
  * bandwidth: rank 0 sends ITERS messages back to back, rank 1 receives them,
  *            then answers with one byte; time per message and GB/s (1e9 B/s).
@@ -60,8 +64,10 @@ static size_t parse_size(const char *s) {
 
 int main(int argc, char **argv) {
   size_t min_bytes = 8, max_bytes = 256u << 20;
-  int factor = 2, iters = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int factor = 2, iters = 20, use_window = 0;
+  for (int i = 1; i < argc && strcmp(argv[i], "-w") == 0; i++)
+    use_window = 1;
+  for (int i = 1 + use_window; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "-b") == 0)
       min_bytes = parse_size(argv[i + 1]);
     else if (strcmp(argv[i], "-e") == 0)
@@ -85,7 +91,14 @@ int main(int argc, char **argv) {
   }
   symcomm_stream_t stream;
   CHECK(symcomm_stream_create(comm, &stream));
-  unsigned char *buf = malloc(max_bytes), one = 0;
+  symcomm_window_t win = NULL;
+  unsigned char *buf, one = 0;
+  if (use_window) {
+    CHECK(symcomm_window_alloc(comm, max_bytes, &win));
+    buf = symcomm_window_local(win);
+  } else {
+    buf = malloc(max_bytes);
+  }
   if (buf == NULL) {
     fprintf(stderr, "p2p_bw: no memory for %zu bytes\n", max_bytes);
     return 1;
@@ -93,7 +106,8 @@ int main(int argc, char **argv) {
   int peer = 1 - rank;
   size_t total_wrong = 0;
   if (rank == 0) {
-    printf("# symcomm p2p_bw: rank 0 -> rank 1, %d messages per size for bandwidth\n", iters);
+    printf("# symcomm p2p_bw: rank 0 -> rank 1, %d messages per size for bandwidth, buffers %s\n",
+           iters, use_window ? "in a window (one copy)" : "in plain memory (through the ring)");
     printf("# %12s %12s %12s %12s %8s\n", "size(B)", "time(us)", "algbw(GB/s)", "latency(us)",
            "#wrong");
   }
@@ -155,8 +169,11 @@ int main(int argc, char **argv) {
     }
   }
   CHECK(symcomm_stream_destroy(stream));
+  if (use_window)
+    CHECK(symcomm_window_free(win));
+  else
+    free(buf);
   CHECK(symcomm_comm_destroy(comm));
-  free(buf);
   if (total_wrong != 0) {
     fprintf(stderr, "rank %d: %zu wrong bytes\n", rank, total_wrong);
     return 1;

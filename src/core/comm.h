@@ -66,6 +66,7 @@ struct symcomm_comm {
   const sc_backend_ops_t *ops;
   sc_device_t *device;
   volatile uint32_t *abort_word; /* device-readable: set by abort, read by programs */
+  sc_dev_window_t *window_table; /* device-readable: the view's window table */
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
   sc_p2p_t *p2p;                 /* NULL when alone on the host */

@@ -108,6 +108,8 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
     comm->ops->mem_free(m->mem);
     free(m);
   }
+  if (comm->window_table != NULL)
+    comm->ops->host_free(comm->device, comm->window_table);
   if (comm->abort_word != NULL)
     comm->ops->host_free(comm->device, (void *)comm->abort_word);
   if (comm->device != NULL)

@@ -39,6 +39,8 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
   v->exchanges = 0;
+  v->windows = comm->window_table;
+  v->windows_made = 0;
   return SYMCOMM_OK;
 }
 
@@ -50,6 +52,8 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(uint32_t), &word));
   comm->abort_word = word;
   *comm->abort_word = 0;
+  SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));
+  comm->window_table = word;
   SC_CHECK(sc_comm_fill_view(comm));
   /* Collective, so decided alike everywhere: also a rank alone on its host
    * takes part when other hosts have several ranks. */

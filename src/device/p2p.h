@@ -25,6 +25,9 @@
  *            sees the error and fails too: both sides learn, naming both
  *            sizes); for each chunk g: wait ack >= g + 1 - slots (the slot is
  *            free), copy into R's ring slot g % slots, set ready = g + 1.
+ * A receive into a window (its id and offset in the communicator's window
+ * table) says so with its size; the send then copies straight into that
+ * buffer, once, and raises ready past all of the message's chunks at once.
  * Every store that another rank waits for is followed by a ring of that
  * rank's doorbell. Operations on one pair and direction run in message order
  * even from different streams: each first waits for the previous one to
@@ -64,6 +67,18 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op) {
   sc_dev_ring(&op->peer_pad->bell);
 }
 
+/* A receive finds ERROR in ready: the sender refused this message's size
+ * (it left its own size in err_bytes), or the pair failed before. */
+SC_DEV_FN int sc_p2p_refused(const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op,
+                             sc_dev_error_t *err) {
+  uint64_t theirs_bytes = sc_dev_load((uint64_t *)&mine->err_bytes.value);
+  if (theirs_bytes != 0 || op->chunk == 0)
+    sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)theirs_bytes);
+  else
+    sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
+  return -1;
+}
+
 /* Advances one op as far as it can go without waiting. Returns 1 if it moved,
  * 0 if it must wait, -1 on failure (err filled). */
 SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t *op,
@@ -87,6 +102,8 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
     } else if (op->phase == SC_P2P_PHASE_HANDSHAKE) {
       if (op->kind == SC_P2P_RECV) {
         sc_dev_store(&theirs->cts_bytes.value, op->bytes);
+        sc_dev_store(&theirs->cts_window.value, op->window);
+        sc_dev_store(&theirs->cts_offset.value, op->offset);
         sc_dev_store(&theirs->cts.value, op->msg + 1);
         sc_dev_ring(&op->peer_pad->bell);
       } else {
@@ -103,6 +120,18 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
           sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)want);
           return -1; /* the batch poisons the pair: the receiver sees ERROR in ready */
         }
+        uint64_t window = sc_dev_load(&mine->cts_window.value);
+        if (window != 0) {
+          uint64_t offset = sc_dev_load(&mine->cts_offset.value);
+          const sc_dev_window_t *w = window <= SC_MAX_WINDOWS ? &a->windows[window - 1] : 0;
+          char *base = w != 0 && w->bytes > 0 && w->peer != 0 ? (char *)w->peer[op->peer] : 0;
+          if (base == 0 || offset > w->bytes || op->bytes > w->bytes - offset) {
+            err->kind = SC_DEV_BAD_ARGS; /* a window freed while still in use */
+            err->a = SC_PROGRAM_P2P;
+            return -1;
+          }
+          op->direct = base + offset;
+        }
       }
       op->phase = SC_P2P_PHASE_CHUNKS;
       moved = 1;
@@ -113,6 +142,26 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
         sc_dev_ring(&a->my_pad->bell);
         op->phase = SC_P2P_PHASE_DONE;
         return 1;
+      }
+      if (op->direct != 0 || op->window != 0) {
+        /* Straight into the receiver's window: one copy, all chunks at once. */
+        uint64_t last = op->chunk_base + nchunks;
+        if (op->kind == SC_P2P_SEND) {
+          if (op->bytes > 0)
+            sc_dev_copy(ctx, op->direct, op->buf, op->bytes);
+          sc_dev_store(&theirs->ready.value, last);
+        } else {
+          uint64_t ready = sc_dev_load(&mine->ready.value);
+          if (ready & SC_SLOT_ERROR)
+            return sc_p2p_refused(mine, op, err);
+          if (ready < last)
+            return moved;
+          sc_dev_store(&theirs->ack.value, last);
+        }
+        sc_dev_ring(&op->peer_pad->bell);
+        op->chunk = (uint32_t)nchunks;
+        moved = 1;
+        continue;
       }
       uint64_t g = op->chunk_base + op->chunk;
       uint64_t offset = (uint64_t)op->chunk * a->chunk_bytes;
@@ -132,14 +181,8 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
         sc_dev_ring(&op->peer_pad->bell);
       } else {
         uint64_t ready = sc_dev_load(&mine->ready.value);
-        if (ready & SC_SLOT_ERROR) {
-          uint64_t theirs_bytes = sc_dev_load(&mine->err_bytes.value);
-          if (theirs_bytes != 0 || op->chunk == 0)
-            sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)theirs_bytes);
-          else
-            sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
-          return -1;
-        }
+        if (ready & SC_SLOT_ERROR)
+          return sc_p2p_refused(mine, op, err);
         if (ready < g + 1)
           return moved;
         if (len > 0)

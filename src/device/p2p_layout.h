@@ -20,6 +20,7 @@ typedef struct sc_p2p_line {
 
 typedef struct sc_p2p_peer_lines {
   sc_p2p_line_t ready, ack, cts, cts_bytes, err_bytes;
+  sc_p2p_line_t cts_window, cts_offset; /* where the receive wants the data, if in a window */
   sc_p2p_line_t sends_done, recvs_done;
 } sc_p2p_peer_lines_t;
 
@@ -41,13 +42,17 @@ typedef struct sc_p2p_op {
   uint64_t bytes;
   uint64_t msg;
   uint64_t chunk_base;
+  uint64_t window;    /* receive into a window: its id + 1 (0: through the ring) */
+  uint64_t offset;    /* ... and the buffer's offset in it */
   /* progress, kept here: every launch runs on its own copy of the arguments */
   uint32_t phase;
   uint32_t chunk;
+  char *direct; /* send: the receiver's window buffer, when it asked for one */
 } sc_p2p_op_t;
 
 typedef struct sc_p2p_args {
   sc_p2p_pad_t *my_pad;
+  const sc_dev_window_t *windows; /* the communicator's window table (SC_MAX_WINDOWS) */
   sc_guard_t guard;
   uint64_t chunk_bytes;
   uint32_t slots;

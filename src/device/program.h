@@ -35,6 +35,16 @@ typedef struct sc_guard {
   int64_t timeout_ms; /* < 0: no limit */
 } sc_guard_t;
 
+/* A communicator's windows as programs see them: entry `id` of a table the
+ * communicator owns (windows are collective, so ids agree on every rank). A
+ * free entry has bytes == 0. */
+typedef struct sc_dev_window {
+  void **peer;    /* [nranks] each rank's buffer as mapped here; NULL off this host */
+  uint64_t bytes;
+} sc_dev_window_t;
+
+#define SC_MAX_WINDOWS 1024 /* per communicator with an id; later ones have none */
+
 /* Counters use the top bit to say "this exchange failed"; the rest counts. */
 #define SC_SLOT_ERROR (1ull << 63)
 

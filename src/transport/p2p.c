@@ -84,6 +84,24 @@ void sc_p2p_destroy(sc_p2p_t *p) {
   free(p);
 }
 
+/* A receive whose whole buffer lies in one of this rank's windows (other than
+ * send/recv's own) can take the data straight from the sender. */
+static void sc_p2p_find_window(const sc_comm_view_t *view, const void *buf, size_t bytes,
+                               sc_p2p_op_t *op) {
+  uint32_t n = view->windows_made < SC_MAX_WINDOWS ? view->windows_made : SC_MAX_WINDOWS;
+  for (uint32_t id = 0; id < n && bytes > 0; id++) {
+    const sc_dev_window_t *w = &view->windows[id];
+    if (w->bytes == 0 || w->peer == NULL)
+      continue;
+    const char *base = w->peer[view->rank], *c = buf;
+    if (c >= base && c < base + w->bytes && bytes <= (size_t)(base + w->bytes - c)) {
+      op->window = id + 1;
+      op->offset = (uint64_t)(c - base);
+      return;
+    }
+  }
+}
+
 sc_result_t sc_p2p_prepare(sc_p2p_t *p, int kind, int peer, void *buf, size_t bytes,
                            sc_p2p_op_t *op) {
   const sc_comm_view_t *view = p->view;
@@ -101,6 +119,8 @@ sc_result_t sc_p2p_prepare(sc_p2p_t *p, int kind, int peer, void *buf, size_t by
                  : my_buffer + p->ring_offset + (size_t)pl * p->ring_bytes;
   op->buf = buf;
   op->bytes = bytes;
+  if (kind == SC_P2P_RECV)
+    sc_p2p_find_window(view, buf, bytes, op);
   uint64_t chunks = sc_p2p_chunks(bytes, p->chunk_bytes);
   pthread_mutex_lock(&p->lock);
   if (kind == SC_P2P_SEND) {
@@ -125,6 +145,7 @@ sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *o
   if (args == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for %d send/recv ops", n);
   args->my_pad = (sc_p2p_pad_t *)p->win->peer[p->view->rank];
+  args->windows = p->view->windows;
   args->guard.abort_word = p->view->abort_word;
   args->guard.timeout_ms = p->view->timeout_ms;
   args->chunk_bytes = p->chunk_bytes;

@@ -47,6 +47,9 @@ static sc_result_t sc_window_map_peers(sc_window_t *win, const sc_fd_bundle_t *g
 sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *user_mem,
                              size_t offset, sc_window_t **out) {
   const sc_backend_ops_t *ops = view->ops;
+  /* Every rank makes the same windows in the same order, so the count taken
+   * on entry (whatever happens next) gives every rank the same id. */
+  uint32_t made = view->windows_made++;
   size_t gran = ops->granularity(view->device);
   size_t rounded = user_mem != NULL ? bytes : sc_round_up(bytes == 0 ? 1 : bytes, gran);
   size_t pad_bytes = sc_round_up(sizeof(sc_window_pad_t), gran);
@@ -65,6 +68,7 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   }
   win->magic = SC_WINDOW_MAGIC;
   win->view = view;
+  win->id = -1;
   win->bytes = rounded;
   if (user_mem != NULL) {
     win->mem = user_mem;
@@ -93,8 +97,11 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   for (int i = 0; i < mine.nfds; i++)
     close(mine.fds[i]);
   free(got);
-  SC_INFO(SC_WIN, "window of %zu bytes%s, mapped by %d ranks of this host", rounded,
-          user_mem != NULL ? " (registered)" : "", view->local_size);
+  win->id = made < SC_MAX_WINDOWS ? (int64_t)made : -1;
+  if (win->id >= 0)
+    view->windows[win->id] = (sc_dev_window_t){.peer = win->peer, .bytes = win->bytes};
+  SC_INFO(SC_WIN, "window %lld of %zu bytes%s, mapped by %d ranks of this host",
+          (long long)win->id, rounded, user_mem != NULL ? " (registered)" : "", view->local_size);
   *out = win;
   return SYMCOMM_OK;
 fail:
@@ -121,6 +128,8 @@ fail:
 /* Unmaps what this rank mapped and releases what it allocated. */
 static void sc_window_unmap(sc_window_t *win) {
   const sc_backend_ops_t *ops = win->view->ops;
+  if (win->id >= 0)
+    win->view->windows[win->id] = (sc_dev_window_t){0};
   for (int i = 0; i < 2 * win->view->local_size; i++)
     if (win->imported[i] != NULL) {
       ops->mem_free(win->imported[i]);

@@ -29,6 +29,7 @@ struct symcomm_window {
   void **peer;             /* [nranks] each rank's buffer mapped here, NULL off this host */
   sc_window_pad_t **pads;  /* [nranks] likewise for the pads */
   sc_devmem_t **imported;  /* [2 * local_size] peers' buffers and pads */
+  int64_t id;              /* entry in view->windows, -1 if the table was full */
   struct symcomm_window *next; /* the communicator's list */
 };
 typedef struct symcomm_window sc_window_t;

@@ -7,7 +7,9 @@
  *   test_p2p streams    two streams at once; messages match in posting order
  *                       even when the receiver crosses the streams
  *   test_p2p mismatch   a receive of another size fails on both sides, naming both sizes
- *   test_p2p args       bad arguments fail before anything is queued */
+ *   test_p2p args       bad arguments fail before anything is queued
+ *   test_p2p window     receives into windows (data moves once, straight from
+ *                       the sender), mixed with staged ones, and a mismatch there */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,9 +171,57 @@ static void test_args(symcomm_stream_t stream) {
   ring_step(stream, 100, 0, 9);
 }
 
+static void test_window(symcomm_stream_t stream) {
+  enum { BYTES = (5u << 20) + 11 };
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_alloc(comm, 2 * BYTES + 4096, &win));
+  unsigned char *in_window = (unsigned char *)symcomm_window_local(win) + 4096 + 3;
+  unsigned char *plain = malloc(BYTES), *out = malloc(BYTES);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  for (int round = 0; round < 4; round++) {
+    /* Alternate: into the window (direct), into plain memory (staged), and
+     * sending from the window too. */
+    unsigned char *dst = round % 2 == 0 ? in_window : plain;
+    unsigned char *src = round == 2 ? in_window + BYTES : out;
+    size_t bytes = round == 3 ? 0 : BYTES - (size_t)round;
+    fill(src, bytes, rank, 30 + round);
+    memset(dst, 0, bytes);
+    TEST_OK(symcomm_group_start());
+    TEST_OK(symcomm_send(src, bytes, SYMCOMM_UINT8, right, comm, stream));
+    TEST_OK(symcomm_recv(dst, bytes, SYMCOMM_UINT8, left, comm, stream));
+    TEST_OK(symcomm_group_end());
+    TEST_OK(symcomm_stream_synchronize(stream));
+    check(dst, bytes, left, 30 + round, round % 2 == 0 ? "into a window" : "staged");
+  }
+  /* Ungrouped into a window, one direction. */
+  if (rank < 2 && size >= 2) {
+    if (rank == 0) {
+      fill(out, 12345, 0, 40);
+      TEST_OK(symcomm_send(out, 12345, SYMCOMM_UINT8, 1, comm, stream));
+    } else {
+      TEST_OK(symcomm_recv(in_window, 12345, SYMCOMM_UINT8, 0, comm, stream));
+    }
+    TEST_OK(symcomm_stream_synchronize(stream));
+    if (rank == 1)
+      check(in_window, 12345, 0, 40, "ungrouped into a window");
+    /* A size mismatch is caught the same way when the receive is in a window. */
+    if (rank == 0)
+      TEST_OK(symcomm_send(out, 64, SYMCOMM_UINT8, 1, comm, stream));
+    else
+      TEST_OK(symcomm_recv(in_window, 128, SYMCOMM_UINT8, 0, comm, stream));
+    TEST_ASSERT(symcomm_stream_synchronize(stream) != SYMCOMM_OK);
+    TEST_ASSERT(test_contains(symcomm_last_error(comm), "64 bytes") &&
+                    test_contains(symcomm_last_error(comm), "128 bytes"),
+                "%s", symcomm_last_error(comm));
+  }
+  free(plain);
+  free(out);
+  TEST_OK(symcomm_window_free(win));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args\n");
+    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -192,6 +242,8 @@ int main(int argc, char **argv) {
     test_mismatch(stream);
   else if (strcmp(what, "args") == 0)
     test_args(stream);
+  else if (strcmp(what, "window") == 0)
+    test_window(stream);
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -8,6 +8,8 @@
  *                       even when the receiver crosses the streams
  *   test_p2p mismatch   a receive of another size fails on both sides, naming both sizes
  *   test_p2p args       bad arguments fail before anything is queued
+ *   test_p2p alltoall   every rank sends to and receives from every other rank
+ *                       in one group (2 (n-1) ops per launch)
  *   test_p2p window     receives into windows (data moves once, straight from
  *                       the sender), mixed with staged ones, and a mismatch there */
 #include <stdint.h>
@@ -171,6 +173,29 @@ static void test_args(symcomm_stream_t stream) {
   ring_step(stream, 100, 0, 9);
 }
 
+static void test_alltoall(symcomm_stream_t stream) {
+  enum { BYTES = (1u << 20) + 5 };
+  unsigned char *out = malloc((size_t)BYTES * (size_t)size), *in = malloc((size_t)BYTES * (size_t)size);
+  TEST_ASSERT(out != NULL && in != NULL);
+  for (int r = 0; r < size; r++) {
+    fill(out + (size_t)r * BYTES, BYTES, rank, 50 + r);
+    memset(in + (size_t)r * BYTES, 0, BYTES);
+  }
+  TEST_OK(symcomm_group_start());
+  for (int k = 1; k < size; k++) {
+    int to = (rank + k) % size, from = (rank + size - k) % size;
+    TEST_OK(symcomm_send(out + (size_t)to * BYTES, BYTES, SYMCOMM_UINT8, to, comm, stream));
+    TEST_OK(symcomm_recv(in + (size_t)from * BYTES, BYTES, SYMCOMM_UINT8, from, comm, stream));
+  }
+  TEST_OK(symcomm_group_end());
+  TEST_OK(symcomm_stream_synchronize(stream));
+  for (int r = 0; r < size; r++)
+    if (r != rank)
+      check(in + (size_t)r * BYTES, BYTES, r, 50 + rank, "all-to-all");
+  free(out);
+  free(in);
+}
+
 static void test_window(symcomm_stream_t stream) {
   enum { BYTES = (5u << 20) + 11 };
   symcomm_window_t win;
@@ -221,7 +246,7 @@ static void test_window(symcomm_stream_t stream) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window\n");
+    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -244,6 +269,8 @@ int main(int argc, char **argv) {
     test_args(stream);
   else if (strcmp(what, "window") == 0)
     test_window(stream);
+  else if (strcmp(what, "alltoall") == 0)
+    test_alltoall(stream);
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

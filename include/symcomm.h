@@ -119,7 +119,10 @@ SYMCOMM_API symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm,
 SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, int key,
                                                 symcomm_comm_t *newcomm);
 
-/* Frees the communicator. Not collective; other ranks may still be using theirs. */
+/* Frees the communicator. Not collective; other ranks may still be using theirs.
+ * Waits first for the work it queued on any stream (each wait in it is bounded
+ * by SYMCOMM_TIMEOUT; after symcomm_comm_abort it ends at once). Streams made
+ * from it stay usable for synchronize, query and destroy. */
 SYMCOMM_API symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm);
 
 /* Stops everything in flight on the communicator, from any thread: a wait in
@@ -262,7 +265,8 @@ SYMCOMM_API symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *
 SYMCOMM_API void *symcomm_window_local(symcomm_window_t win);
 SYMCOMM_API void *symcomm_window_peer(symcomm_window_t win, int rank);
 SYMCOMM_API size_t symcomm_window_size(symcomm_window_t win);
-/* Collective: waits for the work queued on the window's streams, then unmaps and frees. */
+/* Collective: waits for the work this rank queued through the window's
+ * communicator, then for every rank, then unmaps and frees. */
 SYMCOMM_API symcomm_result_t symcomm_window_free(symcomm_window_t win);
 
 /* ---------------------------------------------------------------- one-sided operations */
@@ -310,7 +314,9 @@ SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype
 /* Between start and end, sends and receives of this thread are collected and
  * queued together at end, so that a rank may post several that would
  * otherwise wait on each other (every rank sends right and receives left).
- * Groups nest; the outermost end queues the work. */
+ * Groups nest; the outermost end queues the work. A group may span several
+ * communicators, each on its own stream; two communicators on one stream are
+ * refused (INVALID_USAGE, nothing queued). */
 SYMCOMM_API symcomm_result_t symcomm_group_start(void);
 SYMCOMM_API symcomm_result_t symcomm_group_end(void);
 

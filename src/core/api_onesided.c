@@ -13,7 +13,7 @@ static sc_result_t sc_onesided_check(sc_window_t *win, symcomm_stream_t stream, 
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: not a window", call);
   *comm = sc_comm_of_view(win->view);
   SC_CHECK(sc_comm_check_alive(*comm));
-  return sc_stream_check(stream, *comm);
+  return sc_stream_use(stream, *comm);
 }
 
 static sc_result_t sc_onesided_peer(sc_window_t *win, int peer, const char *call) {

@@ -1,7 +1,9 @@
 /* Public send/recv and groups. Ungrouped, each call is one launch of the P2P
  * program; in a group, calls are collected per thread and queued together at
  * the outermost end, one launch per (communicator, stream), so that all of a
- * group's sends and receives advance at once. */
+ * group's sends and receives on a stream advance at once. Two communicators'
+ * batches on one stream would run one after the other and could wait on each
+ * other forever, so a group refuses that. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,12 @@ static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t d
                                 struct symcomm_comm *comm, symcomm_stream_t stream,
                                 const char *call, size_t *bytes) {
   SC_CHECK(sc_comm_check_alive(comm));
-  SC_CHECK(sc_stream_check(stream, comm));
+  SC_CHECK(sc_stream_use(stream, comm));
+  /* A stream that already stopped would refuse the launch: say so before the
+   * message takes a number in the pair's order. */
+  sc_result_t state = stream->ops->stream_query(stream->stream);
+  if (state != SYMCOMM_OK && state != SYMCOMM_IN_PROGRESS)
+    return sc_error_pass(state, stream->ops->stream_error(stream->stream));
   size_t size = 0;
   if ((unsigned)dtype >= SYMCOMM_DTYPE_COUNT)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: unknown data type %d", call, (int)dtype);
@@ -75,7 +82,11 @@ static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_
   if (sc_group.depth > 0) {
     /* Grow first, so that a failure leaves the pair's counters untouched. */
     SC_CHECK(sc_group_add(comm, stream, &(sc_p2p_op_t){0}));
-    SC_CHECK(sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op));
+    sc_result_t res = sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op);
+    if (res != SYMCOMM_OK) {
+      sc_group.count--;
+      return res;
+    }
     sc_group.entries[sc_group.count - 1].op = op;
     return SYMCOMM_OK;
   }
@@ -110,12 +121,27 @@ symcomm_result_t symcomm_group_end(void) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P, "symcomm_group_end without symcomm_group_start");
   if (--g->depth > 0)
     return SYMCOMM_OK;
-  /* One launch per (communicator, stream), in the order they first appear. */
+  /* Two communicators on one stream: refuse the whole group, newest first. */
   sc_result_t res = SYMCOMM_OK;
+  for (int i = 0; i < g->count && res == SYMCOMM_OK; i++)
+    for (int j = 0; j < i && res == SYMCOMM_OK; j++)
+      if (g->entries[j].stream == g->entries[i].stream && g->entries[j].comm != g->entries[i].comm)
+        res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P,
+                       "symcomm_group_end: one group uses two communicators on one stream; give "
+                       "each communicator its own stream (nothing of the group was queued)");
+  if (res != SYMCOMM_OK) {
+    for (int i = g->count - 1; i >= 0; i--)
+      sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
+    free(g->entries);
+    *g = (sc_group_t){0};
+    return res;
+  }
+  /* One launch per (communicator, stream), in the order they first appear. A
+   * launch that fails takes its ops back; the others still go. */
   sc_p2p_op_t *batch = malloc(sizeof(*batch) * (size_t)(g->count > 0 ? g->count : 1));
   if (batch == NULL)
     res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory to launch a group");
-  for (int i = 0; i < g->count && res == SYMCOMM_OK; i++) {
+  for (int i = 0; i < g->count && batch != NULL; i++) {
     sc_group_entry_t *first = &g->entries[i];
     if (first->comm == NULL)
       continue; /* already launched with an earlier entry */
@@ -128,8 +154,13 @@ symcomm_result_t symcomm_group_end(void) {
         g->entries[j].comm = NULL;
       }
     }
-    res = sc_comm_finish(comm, sc_p2p_launch(comm->p2p, stream->stream, batch, n));
+    sc_result_t r = sc_comm_finish(comm, sc_p2p_launch(comm->p2p, stream->stream, batch, n));
+    if (res == SYMCOMM_OK)
+      res = r;
   }
+  if (batch == NULL)
+    for (int i = g->count - 1; i >= 0; i--)
+      sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
   free(batch);
   free(g->entries);
   *g = (sc_group_t){0};

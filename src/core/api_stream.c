@@ -1,20 +1,89 @@
-/* Public streams. */
+/* Public streams and their registry. */
 #include <stdlib.h>
 
 #include "core/stream.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-sc_result_t sc_stream_check(const struct symcomm_stream *stream, const struct symcomm_comm *comm) {
+static pthread_mutex_t sc_streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sc_streams_unpinned = PTHREAD_COND_INITIALIZER;
+static struct symcomm_stream *sc_streams;
+
+static bool sc_stream_registered(const struct symcomm_stream *stream) {
+  for (const struct symcomm_stream *s = sc_streams; s != NULL; s = s->next)
+    if (s == stream)
+      return true;
+  return false;
+}
+
+static sc_result_t sc_stream_check(const struct symcomm_stream *stream) {
   if (stream == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "the stream is NULL");
   if (stream->magic != SC_STREAM_MAGIC)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
                     "not a stream (a stray pointer, or one already destroyed)");
-  if (comm != NULL && stream->comm->ops != comm->ops)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
-                    "the stream belongs to a communicator on another backend");
   return SYMCOMM_OK;
+}
+
+sc_result_t sc_stream_use(struct symcomm_stream *stream, struct symcomm_comm *comm) {
+  SC_CHECK(sc_stream_check(stream));
+  if (stream->ops != comm->ops)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                    "the stream belongs to another backend than the communicator");
+  pthread_mutex_lock(&comm->lock);
+  sc_result_t res = SYMCOMM_OK;
+  bool known = false;
+  for (int i = 0; i < comm->nused && !known; i++)
+    known = comm->used[i] == stream;
+  if (!known) {
+    if (comm->nused == comm->used_cap) {
+      int cap = comm->used_cap ? 2 * comm->used_cap : 8;
+      struct symcomm_stream **grown = realloc(comm->used, sizeof(*grown) * (size_t)cap);
+      if (grown == NULL)
+        res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory to track streams");
+      else {
+        comm->used = grown;
+        comm->used_cap = cap;
+      }
+    }
+    if (res == SYMCOMM_OK)
+      comm->used[comm->nused++] = stream;
+  }
+  pthread_mutex_unlock(&comm->lock);
+  return res;
+}
+
+void sc_comm_drain(struct symcomm_comm *comm) {
+  pthread_mutex_lock(&comm->lock);
+  int n = comm->nused;
+  struct symcomm_stream **pinned = n > 0 ? malloc(sizeof(*pinned) * (size_t)n) : NULL;
+  int npinned = 0;
+  /* Pin the ones still alive, so that nobody destroys them while we wait. */
+  pthread_mutex_lock(&sc_streams_lock);
+  for (int i = 0; i < n && pinned != NULL; i++)
+    if (sc_stream_registered(comm->used[i])) {
+      comm->used[i]->pins++;
+      pinned[npinned++] = comm->used[i];
+    }
+  pthread_mutex_unlock(&sc_streams_lock);
+  pthread_mutex_unlock(&comm->lock);
+  for (int i = 0; i < npinned; i++)
+    pinned[i]->ops->stream_synchronize(pinned[i]->stream, SC_DEADLINE_NEVER);
+  pthread_mutex_lock(&sc_streams_lock);
+  for (int i = 0; i < npinned; i++)
+    pinned[i]->pins--;
+  pthread_cond_broadcast(&sc_streams_unpinned);
+  pthread_mutex_unlock(&sc_streams_lock);
+  free(pinned);
+  sc_error_clear(); /* the streams keep their own errors */
+}
+
+void sc_comm_forget_streams(struct symcomm_comm *comm) {
+  pthread_mutex_lock(&sc_streams_lock);
+  for (struct symcomm_stream *s = sc_streams; s != NULL; s = s->next)
+    if (s->creator == comm)
+      s->creator = NULL;
+  pthread_mutex_unlock(&sc_streams_lock);
 }
 
 symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *out) {
@@ -29,7 +98,12 @@ symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *ou
     res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for a stream");
   if (res == SYMCOMM_OK && (res = comm->ops->stream_create(comm->device, &s->stream)) == SYMCOMM_OK) {
     s->magic = SC_STREAM_MAGIC;
-    s->comm = comm;
+    s->ops = comm->ops;
+    s->creator = comm;
+    pthread_mutex_lock(&sc_streams_lock);
+    s->next = sc_streams;
+    sc_streams = s;
+    pthread_mutex_unlock(&sc_streams_lock);
     *out = s;
   } else {
     free(s);
@@ -43,31 +117,44 @@ static sc_result_t sc_stream_failure(struct symcomm_stream *s, sc_result_t res) 
     return res;
   /* The stream logged it when it stopped; pass its sentence on quietly. A
    * failure that did not stop the stream (a deadline) has its own already. */
-  const char *why = s->comm->ops->stream_error(s->stream);
+  const char *why = s->ops->stream_error(s->stream);
   if (why[0] != '\0')
     sc_error_pass(res, why);
-  return sc_comm_finish(s->comm, res);
+  pthread_mutex_lock(&sc_streams_lock);
+  struct symcomm_comm *creator = s->creator;
+  if (creator != NULL)
+    sc_comm_finish(creator, res);
+  pthread_mutex_unlock(&sc_streams_lock);
+  return res;
 }
 
 symcomm_result_t symcomm_stream_synchronize(symcomm_stream_t stream) {
   sc_error_clear();
-  SC_CHECK(sc_stream_check(stream, NULL));
+  SC_CHECK(sc_stream_check(stream));
   /* No deadline here: every wait inside the stream's work is bounded by its
    * communicator's timeout and abort, so the stream always ends. */
-  return sc_stream_failure(stream, stream->comm->ops->stream_synchronize(stream->stream,
-                                                                         SC_DEADLINE_NEVER));
+  return sc_stream_failure(stream, stream->ops->stream_synchronize(stream->stream, SC_DEADLINE_NEVER));
 }
 
 symcomm_result_t symcomm_stream_query(symcomm_stream_t stream) {
   sc_error_clear();
-  SC_CHECK(sc_stream_check(stream, NULL));
-  return sc_stream_failure(stream, stream->comm->ops->stream_query(stream->stream));
+  SC_CHECK(sc_stream_check(stream));
+  return sc_stream_failure(stream, stream->ops->stream_query(stream->stream));
 }
 
 symcomm_result_t symcomm_stream_destroy(symcomm_stream_t stream) {
   sc_error_clear();
-  SC_CHECK(sc_stream_check(stream, NULL));
-  stream->comm->ops->stream_destroy(stream->stream);
+  SC_CHECK(sc_stream_check(stream));
+  pthread_mutex_lock(&sc_streams_lock);
+  while (stream->pins > 0) /* a communicator is waiting on it */
+    pthread_cond_wait(&sc_streams_unpinned, &sc_streams_lock);
+  for (struct symcomm_stream **p = &sc_streams; *p != NULL; p = &(*p)->next)
+    if (*p == stream) {
+      *p = stream->next;
+      break;
+    }
+  pthread_mutex_unlock(&sc_streams_lock);
+  stream->ops->stream_destroy(stream->stream);
   stream->magic = 0;
   free(stream);
   return SYMCOMM_OK;

@@ -1,7 +1,7 @@
 /* Public memory and windows. */
 #include <stdlib.h>
 
-#include "core/comm.h"
+#include "core/stream.h"
 #include "util/log.h"
 
 symcomm_result_t symcomm_mem_alloc(symcomm_comm_t comm, size_t bytes, void **ptr) {
@@ -144,7 +144,10 @@ symcomm_result_t symcomm_window_free(symcomm_window_t win) {
   if (win->magic != SC_WINDOW_MAGIC)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_window_free: not a window");
   struct symcomm_comm *comm = sc_comm_of_view(win->view);
-  /* The struct stays on the communicator's list, marked freed, so that later
-   * use of the handle is reported; destroy releases it. */
+  /* Work this rank queued may still write through the window: let it finish
+   * before the barrier after which peers unmap. The struct stays on the
+   * communicator's list, marked freed, so that later use of the handle is
+   * reported; destroy releases it. */
+  sc_comm_drain(comm);
   return sc_comm_finish(comm, sc_window_destroy(win));
 }

@@ -73,6 +73,8 @@ struct symcomm_comm {
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
   struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */
+  struct symcomm_stream **used;  /* streams this communicator queued work on */
+  int nused, used_cap;
 };
 
 /* A buffer from symcomm_mem_alloc. */

@@ -119,6 +119,7 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
   free(comm->local_of);
   free(comm->local_rank_to_rank);
   free(comm->pids);
+  free(comm->used);
 }
 
 void sc_comm_free(struct symcomm_comm *comm) {

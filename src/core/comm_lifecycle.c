@@ -1,13 +1,19 @@
 /* The end of a communicator: destroy (local) and abort (from any thread). */
 #include <stdio.h>
 
-#include "core/comm.h"
+#include "core/stream.h"
 #include "util/log.h"
 
 symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm) {
   sc_error_clear();
   SC_CHECK(sc_comm_check(comm));
   SC_INFO(SC_INIT, "comm %p rank %d nranks %d - Destroy", (void *)comm, comm->rank, comm->nranks);
+  /* Its work still queued on streams reads its memory: wait for it first
+   * (after an abort it ends at once). */
+  if (comm->ops != NULL) {
+    sc_comm_drain(comm);
+    sc_comm_forget_streams(comm);
+  }
   /* The bootstrap says goodbye, so peers still waiting on this rank learn it
    * left on purpose; a root served here stays up until its clients leave. */
   sc_comm_free(comm);

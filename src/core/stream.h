@@ -1,4 +1,9 @@
-/* The public stream: a backend stream and the communicator it was made for. */
+/* Public streams. A stream can carry the work of any communicator of its
+ * backend; each communicator remembers the streams it queued work on, so that
+ * destroying it (or freeing one of its windows) first waits for that work:
+ * nothing is unmapped under a program that still runs. Streams live in a
+ * process-wide registry, so a communicator never touches a stream that was
+ * destroyed, and a stream outlives the communicator that made it. */
 #ifndef SC_CORE_STREAM_H
 #define SC_CORE_STREAM_H
 
@@ -8,11 +13,21 @@
 
 struct symcomm_stream {
   uint32_t magic;
-  struct symcomm_comm *comm;
+  const sc_backend_ops_t *ops;
   sc_stream_t *stream;
+  struct symcomm_comm *creator; /* where its errors are reported; NULL once destroyed */
+  int pins;                     /* drains waiting on it (registry lock) */
+  struct symcomm_stream *next;  /* the registry */
 };
 
-/* Checks a stream passed with comm: alive, and on comm's device. */
-sc_result_t sc_stream_check(const struct symcomm_stream *stream, const struct symcomm_comm *comm);
+/* Checks a stream passed with comm for queueing work, and notes that comm
+ * queues work on it. */
+sc_result_t sc_stream_use(struct symcomm_stream *stream, struct symcomm_comm *comm);
+
+/* Waits for the work queued so far on every live stream comm used (each wait
+ * is bounded by its programs' guards); errors stay with the streams. */
+void sc_comm_drain(struct symcomm_comm *comm);
+/* The communicator is going: its streams stop reporting to it. */
+void sc_comm_forget_streams(struct symcomm_comm *comm);
 
 #endif

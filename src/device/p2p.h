@@ -51,17 +51,18 @@ SC_DEV_FN void sc_p2p_fail(sc_dev_error_t *err, int kind, const sc_p2p_op_t *op,
   err->e = 0;
 }
 
-/* Marks a pair that an op left half-done as failed, here and at the peer. */
+/* Marks a pair that an op left half-done as failed, here and at the peer
+ * (atomically: other streams of the pair may store to the same lines). */
 SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op) {
   sc_p2p_peer_lines_t *mine = &a->my_pad->peer[op->peer_index];
   sc_p2p_peer_lines_t *theirs = &op->peer_pad->peer[op->my_index];
   if (op->kind == SC_P2P_SEND) {
-    sc_dev_store(&mine->sends_done.value, sc_dev_load(&mine->sends_done.value) | SC_SLOT_ERROR);
-    sc_dev_store(&theirs->ready.value, sc_dev_load(&theirs->ready.value) | SC_SLOT_ERROR);
+    sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
+    sc_dev_or(&theirs->ready.value, SC_SLOT_ERROR);
   } else {
-    sc_dev_store(&mine->recvs_done.value, sc_dev_load(&mine->recvs_done.value) | SC_SLOT_ERROR);
-    sc_dev_store(&theirs->ack.value, sc_dev_load(&theirs->ack.value) | SC_SLOT_ERROR);
-    sc_dev_store(&theirs->cts.value, sc_dev_load(&theirs->cts.value) | SC_SLOT_ERROR);
+    sc_dev_or(&mine->recvs_done.value, SC_SLOT_ERROR);
+    sc_dev_or(&theirs->ack.value, SC_SLOT_ERROR);
+    sc_dev_or(&theirs->cts.value, SC_SLOT_ERROR);
   }
   sc_dev_ring(&a->my_pad->bell);
   sc_dev_ring(&op->peer_pad->bell);
@@ -71,9 +72,11 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op) {
  * (it left its own size in err_bytes), or the pair failed before. */
 SC_DEV_FN int sc_p2p_refused(const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op,
                              sc_dev_error_t *err) {
-  uint64_t theirs_bytes = sc_dev_load((uint64_t *)&mine->err_bytes.value);
-  if (theirs_bytes != 0 || op->chunk == 0)
-    sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)theirs_bytes);
+  /* A refusal for size carries the sender's size with the ERROR bit set;
+   * anything else means the sender failed for another reason. */
+  uint64_t refusal = sc_dev_load(&mine->err_bytes.value);
+  if (refusal & SC_SLOT_ERROR)
+    sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)(refusal & ~SC_SLOT_ERROR));
   else
     sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
   return -1;
@@ -116,7 +119,7 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
           return moved;
         uint64_t want = sc_dev_load(&mine->cts_bytes.value);
         if (want != op->bytes) {
-          sc_dev_store(&theirs->err_bytes.value, op->bytes);
+          sc_dev_store(&theirs->err_bytes.value, op->bytes | SC_SLOT_ERROR);
           sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)want);
           return -1; /* the batch poisons the pair: the receiver sees ERROR in ready */
         }
@@ -196,6 +199,14 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
       return 0;
     }
   }
+}
+
+/* The batch will not run (its stream stopped before reaching it): every op's
+ * pair is marked failed, so that the peers fail at once instead of waiting
+ * for messages that will never come, and later ops on those pairs fail too. */
+SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a) {
+  for (uint32_t i = 0; i < a->nops; i++)
+    sc_p2p_poison(a, &a->ops[i]);
 }
 
 SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_dev_error_t *err) {

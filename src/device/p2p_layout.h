@@ -19,7 +19,8 @@ typedef struct sc_p2p_line {
 } sc_p2p_line_t;
 
 typedef struct sc_p2p_peer_lines {
-  sc_p2p_line_t ready, ack, cts, cts_bytes, err_bytes;
+  sc_p2p_line_t ready, ack, cts, cts_bytes;
+  sc_p2p_line_t err_bytes; /* a send refused for size: its size | SC_SLOT_ERROR */
   sc_p2p_line_t cts_window, cts_offset; /* where the receive wants the data, if in a window */
   sc_p2p_line_t sends_done, recvs_done;
 } sc_p2p_peer_lines_t;

@@ -7,6 +7,7 @@
  *   uint64_t sc_dev_load(const uint64_t *p);         acquire load
  *   void sc_dev_store(uint64_t *p, uint64_t v);      release store
  *   void sc_dev_add(uint64_t *p, uint64_t v);        release atomic add
+ *   void sc_dev_or(uint64_t *p, uint64_t v);         release atomic or
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
  *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);
@@ -16,7 +17,8 @@
  *   int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen);
  *       until the bell differs from `seen` (or a spurious wake): 0; when the
  *       guard's abort word is set: SC_DEV_ABORTED; when no progress was made
- *       for the guard's timeout: SC_DEV_TIMEOUT. Never spins on the host.
+ *       for the guard's timeout: SC_DEV_TIMEOUT; when the bell's memory is gone:
+ *       SC_DEV_BAD_ARGS. Never spins on the host.
  *
  * Programs follow one pattern for every wait: read the bell, check the
  * condition, and sleep on the bell only if it does not hold yet; a ring

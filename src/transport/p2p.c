@@ -1,6 +1,7 @@
 #include "transport/p2p.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ struct sc_p2p {
   pthread_mutex_t lock;  /* counters: sends may be posted from several threads */
   uint64_t *sends, *recvs;             /* [local_size] messages posted */
   uint64_t *send_chunks, *recv_chunks; /* [local_size] chunks of those messages */
+  bool *send_broken, *recv_broken;     /* [local_size] out of step after a cancel */
 };
 
 static sc_result_t sc_p2p_params(uint64_t *chunk_bytes, uint32_t *slots) {
@@ -54,7 +56,10 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   p->recvs = calloc(n, sizeof(uint64_t));
   p->send_chunks = calloc(n, sizeof(uint64_t));
   p->recv_chunks = calloc(n, sizeof(uint64_t));
-  if (p->sends == NULL || p->recvs == NULL || p->send_chunks == NULL || p->recv_chunks == NULL) {
+  p->send_broken = calloc(n, sizeof(bool));
+  p->recv_broken = calloc(n, sizeof(bool));
+  if (p->sends == NULL || p->recvs == NULL || p->send_chunks == NULL || p->recv_chunks == NULL ||
+      p->send_broken == NULL || p->recv_broken == NULL) {
     res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv counters");
     goto fail;
   }
@@ -68,6 +73,8 @@ fail:
   free(p->recvs);
   free(p->send_chunks);
   free(p->recv_chunks);
+  free(p->send_broken);
+  free(p->recv_broken);
   free(p);
   return res;
 }
@@ -81,6 +88,8 @@ void sc_p2p_destroy(sc_p2p_t *p) {
   free(p->recvs);
   free(p->send_chunks);
   free(p->recv_chunks);
+  free(p->send_broken);
+  free(p->recv_broken);
   free(p);
 }
 
@@ -123,6 +132,12 @@ sc_result_t sc_p2p_prepare(sc_p2p_t *p, int kind, int peer, void *buf, size_t by
     sc_p2p_find_window(view, buf, bytes, op);
   uint64_t chunks = sc_p2p_chunks(bytes, p->chunk_bytes);
   pthread_mutex_lock(&p->lock);
+  if (kind == SC_P2P_SEND ? p->send_broken[pl] : p->recv_broken[pl]) {
+    pthread_mutex_unlock(&p->lock);
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P,
+                    "%s rank %d is out of step since an earlier one could not be queued",
+                    kind == SC_P2P_SEND ? "sending to" : "receiving from", peer);
+  }
   if (kind == SC_P2P_SEND) {
     op->msg = p->sends[pl]++;
     op->chunk_base = p->send_chunks[pl];
@@ -154,5 +169,25 @@ sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *o
   memcpy(args->ops, ops, sizeof(sc_p2p_op_t) * (size_t)n);
   sc_result_t res = p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes);
   free(args);
+  if (res != SYMCOMM_OK)
+    sc_p2p_cancel(p, ops, n);
   return res;
+}
+
+void sc_p2p_cancel(sc_p2p_t *p, const sc_p2p_op_t *ops, int n) {
+  pthread_mutex_lock(&p->lock);
+  for (int i = n - 1; i >= 0; i--) {
+    const sc_p2p_op_t *op = &ops[i];
+    int pl = op->peer_index;
+    bool send = op->kind == SC_P2P_SEND;
+    uint64_t *count = send ? &p->sends[pl] : &p->recvs[pl];
+    uint64_t *chunks = send ? &p->send_chunks[pl] : &p->recv_chunks[pl];
+    if (*count == op->msg + 1 && *chunks == op->chunk_base + sc_p2p_chunks(op->bytes, p->chunk_bytes)) {
+      *count = op->msg;
+      *chunks = op->chunk_base;
+    } else {
+      (send ? p->send_broken : p->recv_broken)[pl] = true;
+    }
+  }
+  pthread_mutex_unlock(&p->lock);
 }

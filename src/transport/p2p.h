@@ -23,7 +23,13 @@ void sc_p2p_destroy(sc_p2p_t *p2p);
  * this rank); advances the pair's counters, so call it in posting order. */
 sc_result_t sc_p2p_prepare(sc_p2p_t *p2p, int kind, int peer, void *buf, size_t bytes,
                            sc_p2p_op_t *op);
-/* Queues ops[0..n) as one batch on stream: they advance together. */
+/* Queues ops[0..n) as one batch on stream: they advance together. If the
+ * stream refuses it, the ops are cancelled (see sc_p2p_cancel). */
 sc_result_t sc_p2p_launch(sc_p2p_t *p2p, sc_stream_t *stream, const sc_p2p_op_t *ops, int n);
+/* Takes back prepared ops that will not be queued, newest first: their
+ * message numbers are returned to the pair. A pair on which a later op was
+ * already prepared cannot be set back; it is marked out of step, and its next
+ * prepare fails with a sentence saying so. */
+void sc_p2p_cancel(sc_p2p_t *p2p, const sc_p2p_op_t *ops, int n);
 
 #endif

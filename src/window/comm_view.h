@@ -26,7 +26,7 @@ typedef struct sc_comm_view {
   int64_t timeout_ms;
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
   sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] device-readable table of live windows */
-  uint32_t windows_made;    /* windows created so far: the next one's id */
+  uint32_t windows_made;    /* one past the highest window id given out; entries at or above are free */
 } sc_comm_view_t;
 
 #endif

@@ -80,6 +80,9 @@ sc_result_t sc_host_event_wait(sc_event_t *event, uint64_t gen, char *sentence, 
 sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes);
 /* Runs a launched program on the calling (worker) thread. */
 void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err);
+/* A launch that was queued but will never run (its stream stopped first):
+ * the program leaves its peers a trace of that (P2P marks its pairs failed). */
+void sc_host_program_abandon(sc_program_t program, const void *args);
 
 /* ---- host_sync.c: condition variables on the monotonic clock */
 sc_result_t sc_host_cond_init(pthread_cond_t *cond);

@@ -50,6 +50,11 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
                   (int)program);
 }
 
+void sc_host_program_abandon(sc_program_t program, const void *args) {
+  if (program == SC_PROGRAM_P2P)
+    sc_dev_p2p_abandon(args);
+}
+
 void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err) {
   sc_dev_ctx_t ctx;
   sc_host_ctx_init(&ctx, err);

@@ -50,6 +50,10 @@ static inline void sc_dev_add(uint64_t *p, uint64_t v) {
   __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
 }
 
+static inline void sc_dev_or(uint64_t *p, uint64_t v) {
+  __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
+}
+
 static inline uint32_t sc_dev_bell_read(sc_doorbell_t *bell) {
   return __atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE);
 }
@@ -97,6 +101,8 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
     long rc = sc_host_futex(&bell->rings, FUTEX_WAIT, seen, &ts);
     if (rc == 0 || errno == EAGAIN)
       return 0; /* rung, or a spurious wake: the caller checks its condition again */
+    if (errno == EFAULT)
+      return SC_DEV_BAD_ARGS; /* the bell's memory was unmapped under the program */
     /* ETIMEDOUT (a slice passed) or EINTR: recheck the abort word and the clock. */
   }
 }

@@ -71,8 +71,14 @@ static sc_result_t sc_host_item_new(size_t args_bytes, sc_host_item_kind_t kind,
   return SYMCOMM_OK;
 }
 
-/* Frees an item that will not run because its stream failed. */
-static void sc_host_item_discard(sc_host_item_t *it, sc_result_t result, const char *sentence) {
+/* Frees an item that will not run because its stream failed. An item that
+ * had been accepted (queued before the failure) may have peers counting on
+ * it: its program is told it is abandoned. One refused at enqueue never
+ * counted: its caller gets the error and undoes what it prepared. */
+static void sc_host_item_discard(sc_host_item_t *it, sc_result_t result, const char *sentence,
+                                 bool accepted) {
+  if (accepted && it->kind == SC_HOST_ITEM_LAUNCH)
+    sc_host_program_abandon(it->u.program, it->args);
   if (it->kind == SC_HOST_ITEM_RECORD)
     sc_host_event_complete(it->u.event.event, it->u.event.gen, result, sentence);
   if (it->kind == SC_HOST_ITEM_RECORD || it->kind == SC_HOST_ITEM_WAIT_EVENT)
@@ -117,7 +123,7 @@ static void sc_host_stream_fail(sc_stream_t *s, sc_result_t result, const char *
   while (s->head != NULL) {
     sc_host_item_t *it = s->head;
     s->head = it->next;
-    sc_host_item_discard(it, result, sentence);
+    sc_host_item_discard(it, result, sentence, true);
   }
   s->tail = NULL;
   s->result = result;
@@ -273,7 +279,7 @@ static sc_result_t sc_host_enqueue(sc_stream_t *s, sc_host_item_t *it) {
   }
   pthread_mutex_unlock(&s->mutex);
   if (r != SYMCOMM_OK)
-    sc_host_item_discard(it, r, s->sentence);
+    sc_host_item_discard(it, r, s->sentence, false);
   return r;
 }
 

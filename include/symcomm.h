@@ -320,6 +320,43 @@ SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype
 SYMCOMM_API symcomm_result_t symcomm_group_start(void);
 SYMCOMM_API symcomm_result_t symcomm_group_end(void);
 
+/* ---------------------------------------------------------------- collectives */
+
+/* Collective over every rank of comm, stream-ordered (each returns once the
+ * work is queued). Ranks must call the same collectives in the same order with
+ * the same count, type, operation and root; a mismatch is caught cheaply and
+ * reported as an error (SYMCOMM_CHECK=1 names both sides). Any alignment and
+ * count (0 too) work; fp16 and bf16 accumulate in float; AVG on integers
+ * truncates. In place: sendbuf == recvbuf, and for allgather sendbuf ==
+ * recvbuf + rank * sendcount, for reducescatter recvbuf == sendbuf + rank *
+ * recvcount (elements). Collectives of one communicator run in call order even
+ * on different streams. In this version all ranks must be on one host. */
+SYMCOMM_API symcomm_result_t symcomm_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                               symcomm_dtype_t dtype, symcomm_op_t op,
+                                               symcomm_comm_t comm, symcomm_stream_t stream);
+/* recvbuf matters on the root only. */
+SYMCOMM_API symcomm_result_t symcomm_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                            symcomm_dtype_t dtype, symcomm_op_t op, int root,
+                                            symcomm_comm_t comm, symcomm_stream_t stream);
+/* sendbuf matters on the root only. */
+SYMCOMM_API symcomm_result_t symcomm_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                               symcomm_dtype_t dtype, int root,
+                                               symcomm_comm_t comm, symcomm_stream_t stream);
+/* recvbuf holds nranks * sendcount elements, rank r's at r * sendcount. */
+SYMCOMM_API symcomm_result_t symcomm_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                               symcomm_dtype_t dtype, symcomm_comm_t comm,
+                                               symcomm_stream_t stream);
+/* sendbuf holds nranks * recvcount elements; rank r gets the reduction of block r. */
+SYMCOMM_API symcomm_result_t symcomm_reducescatter(const void *sendbuf, void *recvbuf,
+                                                   size_t recvcount, symcomm_dtype_t dtype,
+                                                   symcomm_op_t op, symcomm_comm_t comm,
+                                                   symcomm_stream_t stream);
+/* Block r of sendbuf (count_per_peer elements) goes to rank r, where it lands
+ * in block <sender> of recvbuf. */
+SYMCOMM_API symcomm_result_t symcomm_alltoall(const void *sendbuf, void *recvbuf,
+                                              size_t count_per_peer, symcomm_dtype_t dtype,
+                                              symcomm_comm_t comm, symcomm_stream_t stream);
+
 /* ---------------------------------------------------------------- parameters */
 
 /* Every environment variable symcomm reads, for tools that list them. index runs

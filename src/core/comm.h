@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "bootstrap/bootstrap.h"
+#include "coll/coll.h"
 #include "topo/topo.h"
 #include "transport/p2p.h"
 #include "window/comm_view.h"
@@ -70,6 +71,8 @@ struct symcomm_comm {
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
   sc_p2p_t *p2p;                 /* NULL when alone on the host */
+  sc_coll_t *coll;               /* NULL for one rank, or ranks on several hosts */
+  bool coll_broken;              /* a collective was half queued: the ranks are out of step */
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
   struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */

@@ -59,5 +59,7 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
    * takes part when other hosts have several ranks. */
   if (comm->view.max_local_size > 1)
     SC_CHECK(sc_p2p_create(&comm->view, &comm->p2p));
+  if (comm->nranks > 1 && comm->nhosts == 1)
+    SC_CHECK(sc_coll_create(&comm->view, &comm->coll));
   return SYMCOMM_OK;
 }

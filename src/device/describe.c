@@ -42,6 +42,12 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
     snprintf(buf, len, "the exchange with rank %lld failed earlier (%s %lld); it cannot be used again",
              (long long)err->a, sc_direction(err->d), (long long)err->a);
     return;
+  case SC_DEV_DISAGREE:
+    snprintf(buf, len,
+             "ranks disagree on a collective: rank %lld called it with tag %llx, this rank with %llx "
+             "(a different operation, count, type or root; see SYMCOMM_CHECK=1 for names)",
+             (long long)err->a, (unsigned long long)err->b, (unsigned long long)err->c);
+    return;
   case SC_DEV_BAD_ARGS:
     snprintf(buf, len, "device program %lld was launched with arguments it cannot run with",
              (long long)err->a);

@@ -17,6 +17,8 @@ typedef enum sc_program {
   SC_PROGRAM_WAIT = 1,   /* sc_wait_args_t */
   SC_PROGRAM_REDUCE = 2, /* sc_reduce_args_t */
   SC_PROGRAM_P2P = 3,    /* sc_p2p_args_t: a batch of sends and receives (device/p2p.h) */
+  SC_PROGRAM_BARRIER = 4, /* sc_barrier_args_t */
+  SC_PROGRAM_COPIES = 5,  /* sc_copies_args_t */
   SC_PROGRAM_COUNT
 } sc_program_t;
 
@@ -66,7 +68,7 @@ typedef struct sc_wait_args {
   sc_guard_t guard;
 } sc_wait_args_t;
 
-#define SC_REDUCE_MAX_SRCS 16
+#define SC_REDUCE_MAX_SRCS 64 /* all ranks of one host, so fp16/bf16 accumulate once in float */
 
 /* dst[i] = op over srcs[0..nsrcs)[i], for i < count; dst may be one of srcs.
  * dtype and op are symcomm_dtype_t and symcomm_op_t; AVG divides by
@@ -81,6 +83,35 @@ typedef struct sc_reduce_args {
   int avg_divisor;
 } sc_reduce_args_t;
 
+#define SC_BARRIER_MAX_RANKS 64
+
+/* Every rank adds 1 to slot[r] of every rank r (its own included) and rings
+ * bell[r]; then it waits until its own slot reaches `target` (= barriers so
+ * far x n: the counters only grow). Optionally it also publishes `value` in
+ * its own tag slot and checks, once everyone has arrived, that every rank
+ * published the same (tags[r] == value for all r): ranks that disagree fail
+ * with SC_DEV_DISAGREE. */
+typedef struct sc_barrier_args {
+  uint64_t *slot[SC_BARRIER_MAX_RANKS];
+  sc_doorbell_t *bell[SC_BARRIER_MAX_RANKS];
+  uint64_t *tag[SC_BARRIER_MAX_RANKS]; /* NULL: no check */
+  int n;
+  int me;
+  uint64_t target;
+  uint64_t value;
+  sc_guard_t guard;
+} sc_barrier_args_t;
+
+#define SC_COPIES_MAX 64
+
+/* Several copies in one launch: dst[i] <- src[i], bytes[i] each. */
+typedef struct sc_copies_args {
+  void *dst[SC_COPIES_MAX];
+  const void *src[SC_COPIES_MAX];
+  uint64_t bytes[SC_COPIES_MAX];
+  int n;
+} sc_copies_args_t;
+
 /* ---- errors */
 
 typedef enum sc_dev_error_kind {
@@ -90,7 +121,8 @@ typedef enum sc_dev_error_kind {
   SC_DEV_P2P_TIMEOUT,   /* a = peer, b = message number, c = bytes, d = 0 send / 1 recv, e = timeout ms */
   SC_DEV_SIZE_MISMATCH, /* a = peer, b = bytes here, c = bytes there, d = 0 send / 1 recv */
   SC_DEV_PEER_FAILED,   /* a = peer: it stopped this exchange after an earlier error */
-  SC_DEV_BAD_ARGS       /* a = program: arguments a program cannot run with */
+  SC_DEV_BAD_ARGS,      /* a = program: arguments a program cannot run with */
+  SC_DEV_DISAGREE       /* a = rank, b = its value, c = this rank's value: ranks called different things */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {

@@ -38,6 +38,16 @@ SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",
 SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
          "chunks a staging ring holds: how far a sender may run ahead of its receiver")
 
+/* collectives */
+SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",
+         "size of each communicator's collective scratch window (memory is used only as touched)")
+SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, "65536",
+         "all-reduce up to this many bytes uses the one-shot algorithm, above it two-shot")
+SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,
+         "force algorithms, e.g. allreduce=twoshot (allreduce: oneshot or twoshot)")
+SC_PARAM(CHECK, "SYMCOMM_CHECK", INT, "0",
+         "1 = before each collective, check through the root that every rank calls the same one (slow)")
+
 /* set by symcomm-run for each rank */
 SC_PARAM(RANK, "SYMCOMM_RANK", INT, NULL, "symcomm-run: rank of this process")
 SC_PARAM(WORLD_SIZE, "SYMCOMM_WORLD_SIZE", INT, NULL, "symcomm-run: number of ranks")

@@ -637,7 +637,7 @@ static void test_bad_args(void) {
   a.nsrcs = SC_REDUCE_MAX_SRCS;
   for (int k = 0; k < SC_REDUCE_MAX_SRCS; k++)
     a.srcs[k] = s0;
-  a.avg_divisor = 16;
+  a.avg_divisor = SC_REDUCE_MAX_SRCS;
   run_ok(&a);
   TEST_ASSERT(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4);
 }

@@ -2,6 +2,7 @@
  * launch runs as a function call on its stream's worker thread. */
 #include "backend/host/host_runtime.h" /* first: the runtime the programs use */
 
+#include "device/barrier.h"
 #include "device/p2p.h"
 #include "device/reduce.h"
 #include "device/signal_wait.h"
@@ -14,6 +15,8 @@ static const char *sc_host_program_name(sc_program_t program) {
   case SC_PROGRAM_WAIT: return "WAIT";
   case SC_PROGRAM_REDUCE: return "REDUCE";
   case SC_PROGRAM_P2P: return "P2P";
+  case SC_PROGRAM_BARRIER: return "BARRIER";
+  case SC_PROGRAM_COPIES: return "COPIES";
   case SC_PROGRAM_COUNT: break;
   }
   return "unknown";
@@ -35,6 +38,8 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
   case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
+  case SC_PROGRAM_BARRIER: return sc_host_args_size(program, args_bytes, sizeof(sc_barrier_args_t));
+  case SC_PROGRAM_COPIES: return sc_host_args_size(program, args_bytes, sizeof(sc_copies_args_t));
   case SC_PROGRAM_P2P: {
     /* A header, then nops ops. */
     if (args_bytes < sizeof(sc_p2p_args_t))
@@ -64,6 +69,8 @@ void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t 
   case SC_PROGRAM_WAIT: sc_dev_wait_run(&ctx, args, err); return;
   case SC_PROGRAM_REDUCE: sc_dev_reduce_run(&ctx, args, err); return;
   case SC_PROGRAM_P2P: sc_dev_p2p_run(&ctx, args, err); return;
+  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(&ctx, args, err); return;
+  case SC_PROGRAM_COPIES: sc_dev_copies_run(&ctx, args, err); return;
   case SC_PROGRAM_COUNT: break;
   }
   err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */

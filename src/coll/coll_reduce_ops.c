@@ -1,0 +1,133 @@
+/* The collectives that reduce: all-reduce (one-shot, two-shot), reduce to a
+ * root, and reduce-scatter. Every rank reduces its sources in rank order, so
+ * every rank computes the same bits. */
+#include "coll/coll_internal.h"
+
+#include "util/log.h"
+
+/* The part of [0, n) that rank r of `ranks` handles: balanced, in order. */
+static void sc_coll_share(size_t n, int r, int ranks, size_t *lo, size_t *hi) {
+  *lo = n * (size_t)r / (size_t)ranks;
+  *hi = n * (size_t)(r + 1) / (size_t)ranks;
+}
+
+/* One-shot: stage the input; every rank reduces all of the peers' inputs. */
+static sc_result_t sc_allreduce_oneshot(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                                        uint64_t tag) {
+  const sc_comm_view_t *v = c->view;
+  size_t per = c->area / call->elem;
+  const void *srcs[SC_REDUCE_MAX_SRCS];
+  for (size_t off = 0; off < call->count; off += per) {
+    size_t n = call->count - off < per ? call->count - off : per;
+    int half = sc_coll_next_half(c);
+    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
+                          (const char *)call->sendbuf + off * call->elem, n * call->elem));
+    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    for (int r = 0; r < v->nranks; r++)
+      srcs[r] = sc_coll_stage(c, r, half);
+    SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + off * call->elem, srcs, v->nranks, n,
+                            call->dtype, call->op));
+  }
+  return SYMCOMM_OK;
+}
+
+/* Two-shot: stage the input; each rank reduces its share of every peer's
+ * input into its result area; then every rank gathers all the shares. */
+static sc_result_t sc_allreduce_twoshot(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                                        uint64_t tag) {
+  const sc_comm_view_t *v = c->view;
+  int n = v->nranks;
+  size_t per = c->area / call->elem;
+  const void *srcs[SC_REDUCE_MAX_SRCS];
+  void *dst[SC_BARRIER_MAX_RANKS];
+  const void *from[SC_BARRIER_MAX_RANKS];
+  size_t bytes[SC_BARRIER_MAX_RANKS];
+  for (size_t off = 0; off < call->count; off += per) {
+    size_t chunk = call->count - off < per ? call->count - off : per;
+    char *out = (char *)call->recvbuf + off * call->elem;
+    int half = sc_coll_next_half(c);
+    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
+                          (const char *)call->sendbuf + off * call->elem, chunk * call->elem));
+    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    size_t lo, hi;
+    sc_coll_share(chunk, v->rank, n, &lo, &hi);
+    for (int r = 0; r < n; r++)
+      srcs[r] = sc_coll_stage(c, r, half) + lo * call->elem;
+    SC_CHECK(sc_coll_reduce(c, s, sc_coll_result(c, v->rank, half) + lo * call->elem, srcs, n,
+                            hi - lo, call->dtype, call->op));
+    SC_CHECK(sc_coll_barrier(c, s, 0));
+    for (int r = 0; r < n; r++) {
+      sc_coll_share(chunk, r, n, &lo, &hi);
+      dst[r] = out + lo * call->elem;
+      from[r] = sc_coll_result(c, r, half) + lo * call->elem;
+      bytes[r] = (hi - lo) * call->elem;
+    }
+    SC_CHECK(sc_coll_copies(c, s, dst, from, bytes, n));
+  }
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_coll_allreduce(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                              uint64_t tag) {
+  size_t total = call->count * call->elem;
+  sc_coll_algo_t algo = c->forced[SC_COLL_ALLREDUCE];
+  if (algo == SC_ALGO_AUTO)
+    algo = total <= c->oneshot_max ? SC_ALGO_ONESHOT : SC_ALGO_TWOSHOT;
+  sc_coll_log_choice(c, SC_COLL_ALLREDUCE, algo, total);
+  return algo == SC_ALGO_ONESHOT ? sc_allreduce_oneshot(c, call, s, tag)
+                                 : sc_allreduce_twoshot(c, call, s, tag);
+}
+
+/* Reduce: stage; the root reduces everyone's input into its output. */
+sc_result_t sc_coll_reduce_root(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                                uint64_t tag) {
+  const sc_comm_view_t *v = c->view;
+  size_t per = c->area / call->elem;
+  const void *srcs[SC_REDUCE_MAX_SRCS];
+  sc_coll_log_choice(c, SC_COLL_REDUCE, SC_ALGO_ONESHOT, call->count * call->elem);
+  for (size_t off = 0; off < call->count; off += per) {
+    size_t n = call->count - off < per ? call->count - off : per;
+    int half = sc_coll_next_half(c);
+    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
+                          (const char *)call->sendbuf + off * call->elem, n * call->elem));
+    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    if (v->rank != call->root)
+      continue;
+    for (int r = 0; r < v->nranks; r++)
+      srcs[r] = sc_coll_stage(c, r, half);
+    SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + off * call->elem, srcs, v->nranks, n,
+                            call->dtype, call->op));
+  }
+  return SYMCOMM_OK;
+}
+
+/* Reduce-scatter: stage every block of the input; each rank reduces its own
+ * block from every peer into its output. */
+sc_result_t sc_coll_reducescatter(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                                  uint64_t tag) {
+  const sc_comm_view_t *v = c->view;
+  int n = v->nranks;
+  size_t per = c->area / call->elem / (size_t)n; /* elements of each block per round */
+  const void *srcs[SC_REDUCE_MAX_SRCS];
+  void *dst[SC_BARRIER_MAX_RANKS];
+  const void *from[SC_BARRIER_MAX_RANKS];
+  size_t bytes[SC_BARRIER_MAX_RANKS];
+  sc_coll_log_choice(c, SC_COLL_REDUCESCATTER, SC_ALGO_DIRECT, call->count * call->elem * (size_t)n);
+  for (size_t off = 0; off < call->count; off += per) {
+    size_t chunk = call->count - off < per ? call->count - off : per;
+    int half = sc_coll_next_half(c);
+    char *stage = sc_coll_stage(c, v->rank, half);
+    for (int b = 0; b < n; b++) {
+      dst[b] = stage + (size_t)b * chunk * call->elem;
+      from[b] = (const char *)call->sendbuf + ((size_t)b * call->count + off) * call->elem;
+      bytes[b] = chunk * call->elem;
+    }
+    SC_CHECK(sc_coll_copies(c, s, dst, from, bytes, n));
+    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    for (int r = 0; r < n; r++)
+      srcs[r] = sc_coll_stage(c, r, half) + (size_t)v->rank * chunk * call->elem;
+    SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + off * call->elem, srcs, n, chunk,
+                            call->dtype, call->op));
+  }
+  return SYMCOMM_OK;
+}

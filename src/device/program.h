@@ -27,7 +27,8 @@ typedef enum sc_program {
  * bell changes (a futex on the simulated backend; ignored on GPUs, which poll). */
 typedef struct sc_doorbell {
   uint32_t rings;
-  uint32_t reserved[15]; /* a cache line of its own */
+  uint32_t sleepers;     /* simulated backend: waiters in the futex, so rings can skip the wake */
+  uint32_t reserved[14]; /* a cache line of its own */
 } sc_doorbell_t;
 
 /* What bounds a program's waits: the communicator's abort word (nonzero =

@@ -10,6 +10,7 @@
 #define SC_BACKEND_HOST_RUNTIME_H
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 /* Longest single sleep: how often a sleeping wait rechecks its abort word and
  * its no-progress timeout (an abort is seen within this). */
 #define SC_HOST_SLEEP_SLICE_MS 100
+#define SC_HOST_YIELDS 64
 
 typedef struct sc_dev_ctx {
   sc_guard_t guard;         /* of the running program (sc_dev_begin) */
@@ -62,9 +64,14 @@ static inline long sc_host_futex(uint32_t *addr, int op, uint32_t val, const str
   return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+/* The wake costs a system call: only when someone sleeps in the futex. A
+ * sleeper counts itself before it sleeps, a ringer rings before it counts
+ * sleepers (both sequentially consistent), so either the ringer sees the
+ * sleeper or the sleeper's futex sees the new ring and does not sleep. */
 static inline void sc_dev_ring(sc_doorbell_t *bell) {
-  __atomic_fetch_add(&bell->rings, 1, __ATOMIC_ACQ_REL);
-  sc_host_futex(&bell->rings, FUTEX_WAKE, INT_MAX, NULL);
+  __atomic_fetch_add(&bell->rings, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&bell->sleepers, __ATOMIC_SEQ_CST) != 0)
+    sc_host_futex(&bell->rings, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 static inline void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n) {
@@ -85,6 +92,15 @@ static inline int sc_host_aborted(const sc_dev_ctx_t *ctx) {
 }
 
 static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
+  /* First give the CPU away a few times: when ranks outnumber cores, the rank
+   * that will ring the bell is likely waiting for this core, and a yield hands
+   * it over at once, where a futex sleep and wake-up would take a round trip
+   * through the scheduler. Bounded, then sleep: never a spin. */
+  for (int i = 0; i < SC_HOST_YIELDS; i++) {
+    sched_yield();
+    if (__atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE) != seen)
+      return 0;
+  }
   for (;;) {
     if (sc_host_aborted(ctx))
       return SC_DEV_ABORTED;
@@ -98,7 +114,11 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
     }
     struct timespec ts = {.tv_sec = slice / 1000, .tv_nsec = (slice % 1000) * 1000000};
     /* Returns at once (EAGAIN) if the bell already differs from `seen`. */
+    __atomic_fetch_add(&bell->sleepers, 1, __ATOMIC_SEQ_CST);
     long rc = sc_host_futex(&bell->rings, FUTEX_WAIT, seen, &ts);
+    int saved = errno;
+    __atomic_fetch_sub(&bell->sleepers, 1, __ATOMIC_SEQ_CST);
+    errno = saved;
     if (rc == 0 || errno == EAGAIN)
       return 0; /* rung, or a spurious wake: the caller checks its condition again */
     if (errno == EFAULT)

@@ -24,6 +24,7 @@ static const char *sc_coll_algo_name(sc_coll_algo_t algo) {
   case SC_ALGO_ONESHOT: return "oneshot";
   case SC_ALGO_TWOSHOT: return "twoshot";
   case SC_ALGO_DIRECT: return "direct";
+  case SC_ALGO_WINDOWS: return "twoshot in place in windows";
   }
   return "?";
 }
@@ -45,7 +46,7 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
       for (int k = 0; k < SC_COLL_KIND_COUNT; k++)
         if (strcasecmp(tok, sc_coll_names[k]) == 0)
           kind = k;
-      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_DIRECT; a++)
+      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_TWOSHOT; a++)
         if (strcasecmp(eq + 1, sc_coll_algo_name((sc_coll_algo_t)a)) == 0)
           algo = (sc_coll_algo_t)a;
     }

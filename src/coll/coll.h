@@ -31,7 +31,8 @@ typedef enum sc_coll_algo {
   SC_ALGO_AUTO = 0,
   SC_ALGO_ONESHOT, /* each rank reads every peer's staged input and reduces it all */
   SC_ALGO_TWOSHOT, /* each rank reduces its share from every peer, then all gather the shares */
-  SC_ALGO_DIRECT   /* stage, then read what one needs straight from the peers */
+  SC_ALGO_DIRECT,  /* stage, then read what one needs straight from the peers */
+  SC_ALGO_WINDOWS  /* two-shot straight on buffers that are windows: nothing staged */
 } sc_coll_algo_t;
 
 /* One collective call, as the public entry point checked it. */

@@ -3,6 +3,7 @@
  * every rank computes the same bits. */
 #include "coll/coll_internal.h"
 
+#include "util/hash.h"
 #include "util/log.h"
 
 /* The part of [0, n) that rank r of `ranks` handles: balanced, in order. */
@@ -67,12 +68,55 @@ static sc_result_t sc_allreduce_twoshot(sc_coll_t *c, const sc_coll_call_t *call
   return SYMCOMM_OK;
 }
 
+/* Two-shot on buffers that are windows: each rank reduces its share straight
+ * from every rank's input into its own output, then gathers the other shares
+ * from the other ranks' outputs. Nothing is staged; a last barrier keeps every
+ * rank from reusing its buffers while another still reads them. The first
+ * barrier's tag covers the windows and offsets, which must agree. */
+static sc_result_t sc_allreduce_windows(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
+                                        uint64_t tag, const sc_dev_window_t *in, size_t in_off,
+                                        const sc_dev_window_t *out, size_t out_off) {
+  const sc_comm_view_t *v = c->view;
+  int n = v->nranks;
+  const void *srcs[SC_REDUCE_MAX_SRCS];
+  void *dst[SC_BARRIER_MAX_RANKS];
+  const void *from[SC_BARRIER_MAX_RANKS];
+  size_t bytes[SC_BARRIER_MAX_RANKS];
+  size_t lo, hi;
+  SC_CHECK(sc_coll_barrier(c, s, tag));
+  sc_coll_share(call->count, v->rank, n, &lo, &hi);
+  for (int r = 0; r < n; r++)
+    srcs[r] = (const char *)in->peer[r] + in_off + lo * call->elem;
+  SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + lo * call->elem, srcs, n, hi - lo,
+                          call->dtype, call->op));
+  SC_CHECK(sc_coll_barrier(c, s, 0));
+  for (int r = 0; r < n; r++) {
+    sc_coll_share(call->count, r, n, &lo, &hi);
+    dst[r] = (char *)call->recvbuf + lo * call->elem;
+    from[r] = (const char *)out->peer[r] + out_off + lo * call->elem;
+    bytes[r] = r == v->rank ? 0 : (hi - lo) * call->elem;
+  }
+  SC_CHECK(sc_coll_copies(c, s, dst, from, bytes, n));
+  return sc_coll_barrier(c, s, 0);
+}
+
 sc_result_t sc_coll_allreduce(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s,
                               uint64_t tag) {
   size_t total = call->count * call->elem;
   sc_coll_algo_t algo = c->forced[SC_COLL_ALLREDUCE];
   if (algo == SC_ALGO_AUTO)
     algo = total <= c->oneshot_max ? SC_ALGO_ONESHOT : SC_ALGO_TWOSHOT;
+  uint32_t in_id, out_id;
+  size_t in_off, out_off;
+  if (algo == SC_ALGO_TWOSHOT &&
+      sc_window_find(c->view, 0, call->sendbuf, total, &in_id, &in_off) &&
+      sc_window_find(c->view, 0, call->recvbuf, total, &out_id, &out_off)) {
+    sc_coll_log_choice(c, SC_COLL_ALLREDUCE, SC_ALGO_WINDOWS, total);
+    uint64_t where[5] = {tag, in_id, in_off, out_id, out_off};
+    uint64_t wtag = sc_hash64(where, sizeof(where), SC_HASH_SEED) | 1;
+    return sc_allreduce_windows(c, call, s, wtag, &c->view->windows[in_id], in_off,
+                                &c->view->windows[out_id], out_off);
+  }
   sc_coll_log_choice(c, SC_COLL_ALLREDUCE, algo, total);
   return algo == SC_ALGO_ONESHOT ? sc_allreduce_oneshot(c, call, s, tag)
                                  : sc_allreduce_twoshot(c, call, s, tag);

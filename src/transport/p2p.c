@@ -93,21 +93,15 @@ void sc_p2p_destroy(sc_p2p_t *p) {
   free(p);
 }
 
-/* A receive whose whole buffer lies in one of this rank's windows (other than
- * send/recv's own) can take the data straight from the sender. */
+/* A receive whose whole buffer lies in one of this rank's windows can take
+ * the data straight from the sender. */
 static void sc_p2p_find_window(const sc_comm_view_t *view, const void *buf, size_t bytes,
                                sc_p2p_op_t *op) {
-  uint32_t n = view->windows_made < SC_MAX_WINDOWS ? view->windows_made : SC_MAX_WINDOWS;
-  for (uint32_t id = 0; id < n && bytes > 0; id++) {
-    const sc_dev_window_t *w = &view->windows[id];
-    if (w->bytes == 0 || w->peer == NULL)
-      continue;
-    const char *base = w->peer[view->rank], *c = buf;
-    if (c >= base && c < base + w->bytes && bytes <= (size_t)(base + w->bytes - c)) {
-      op->window = id + 1;
-      op->offset = (uint64_t)(c - base);
-      return;
-    }
+  uint32_t id;
+  size_t offset;
+  if (sc_window_find(view, 0, buf, bytes, &id, &offset)) {
+    op->window = id + 1;
+    op->offset = offset;
   }
 }
 

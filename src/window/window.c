@@ -274,3 +274,21 @@ void sc_window_release(sc_window_t *win) {
   free(win->imported);
   free(win);
 }
+
+bool sc_window_find(const sc_comm_view_t *view, uint32_t first_id, const void *ptr, size_t bytes,
+                    uint32_t *id, size_t *offset) {
+  uint32_t n = view->windows_made < SC_MAX_WINDOWS ? view->windows_made : SC_MAX_WINDOWS;
+  const char *c = ptr;
+  for (uint32_t w = first_id; w < n && bytes > 0; w++) {
+    const sc_dev_window_t *e = &view->windows[w];
+    if (e->bytes == 0 || e->peer == NULL)
+      continue;
+    const char *base = e->peer[view->rank];
+    if (c >= base && c < base + e->bytes && bytes <= (size_t)(base + e->bytes - c)) {
+      *id = w;
+      *offset = (size_t)(c - base);
+      return true;
+    }
+  }
+  return false;
+}

@@ -46,4 +46,10 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
 sc_result_t sc_window_destroy(sc_window_t *win);
 void sc_window_release(sc_window_t *win);
 
+/* The live window of view's communicator (not an internal one: ids below
+ * `first_id` are skipped) that holds [ptr, ptr + bytes) of this rank, as its
+ * id and the offset of ptr in it; false if none does. */
+bool sc_window_find(const sc_comm_view_t *view, uint32_t first_id, const void *ptr, size_t bytes,
+                    uint32_t *id, size_t *offset);
+
 #endif

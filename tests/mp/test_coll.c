@@ -9,6 +9,8 @@
  *   test_coll args        bad arguments fail before anything is queued
  *   test_coll mismatch    ranks calling different counts fail (and with
  *                         SYMCOMM_CHECK=1 the sentence names both calls)
+ *   test_coll windows     all-reduce on buffers that are windows (used in place,
+ *                         nothing staged), and windows at offsets that differ
  * Inputs are small integers, so every result is exact in every type and any
  * summation order; the reference follows the documented semantics (integers
  * wrap, AVG truncates, fp16/bf16 accumulate in float and round once). */
@@ -330,9 +332,48 @@ static void test_mismatch(void) {
     TEST_ASSERT(test_contains(why, "disagree"), "%s", why);
 }
 
+/* All-reduce on window buffers, above the one-shot size so that the
+ * in-place two-shot runs, in and out of place, in several types. */
+static void test_windows(void) {
+  const size_t counts[] = {70000, (1u << 20) + 3};
+  const symcomm_dtype_t types[] = {SYMCOMM_FLOAT32, SYMCOMM_BFLOAT16, SYMCOMM_INT64, SYMCOMM_UINT8};
+  void *mem = NULL;
+  size_t cap = 2 * ((1u << 20) + 3) * 8 + 8192;
+  TEST_OK(symcomm_mem_alloc(comm, cap, &mem));
+  symcomm_window_t reg, alloc;
+  TEST_OK(symcomm_window_register(comm, mem, cap, &reg));
+  TEST_OK(symcomm_window_alloc(comm, cap, &alloc));
+  for (size_t c = 0; c < 2; c++)
+    for (size_t t = 0; t < 4; t++)
+      for (int mode = 0; mode < 3; mode++) {
+        size_t sz = dsize(types[t]), count = counts[c];
+        /* 0: in place in the registered buffer; 1: registered -> allocated
+         * window; 2: allocated window at an offset, out of place within it */
+        char *send = mode == 2 ? (char *)symcomm_window_local(alloc) + 4096 : mem;
+        char *recv = mode == 0 ? send : mode == 1 ? symcomm_window_local(alloc)
+                                                  : send + count * sz;
+        symcomm_op_t op = t == 3 ? SYMCOMM_MAX : SYMCOMM_SUM;
+        fill(send, types[t], count, rank, op, (int)(c + t));
+        TEST_OK(symcomm_allreduce(send, recv, count, types[t], op, comm, stream));
+        SYNC();
+        TEST_ASSERT(count_wrong_reduced(recv, types[t], count, op, (int)(c + t), 0) == 0,
+                    "windows mode %d %s count %zu", mode, symcomm_dtype_string(types[t]), count);
+      }
+  /* Offsets that differ between ranks cannot be read symmetrically: caught. */
+  char *send = (char *)symcomm_window_local(alloc) + (rank == 0 ? 0 : 64);
+  symcomm_result_t r = symcomm_allreduce(send, send, 70000, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream);
+  if (r == SYMCOMM_OK)
+    r = symcomm_stream_synchronize(stream);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree"), "%s", symcomm_last_error(comm));
+  TEST_OK(symcomm_window_free(alloc));
+  TEST_OK(symcomm_window_free(reg));
+  TEST_OK(symcomm_mem_free(comm, mem));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch\n");
+    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -352,6 +393,8 @@ int main(int argc, char **argv) {
     test_args();
   else if (strcmp(what, "mismatch") == 0)
     test_mismatch();
+  else if (strcmp(what, "windows") == 0)
+    test_windows();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -15,7 +15,7 @@
 #   4. for each run and each rank count, runs Open MPI then symcomm, alternately,
 #      so that noise from the shared machine falls on both;
 #   5. writes every JSON file (bench/RESULTS_FORMAT.md), every printed table, the
-#      machine description, the commands and the load average before each run
+#      machine description, the commands and how busy the CPUs were before each run
 #      into the results folder, and prints
 #      the summary table of bench/compare.py (also saved as summary.md there).
 # Exit status: 0 when every run finished with every element right, 1 otherwise.
@@ -58,7 +58,7 @@ while [ $# -gt 0 ]; do
     -b) MIN=$2; shift 2 ;;
     -e) MAX=$2; shift 2 ;;
     -f) FACTOR=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
+    --out) OUT=$(realpath -m -- "$2"); shift 2 ;;  # the script runs from the repository root
     --timeout) TIMEOUT=$2; shift 2 ;;
     --mpi-only) MPI_ONLY=1; shift ;;
     --no-install) INSTALL=0; shift ;;
@@ -154,9 +154,19 @@ say "results in $OUT"
 } >"$OUT/machine.txt"
 : >"$OUT/commands.txt"
 
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
-    say "warning: load average $load on $(nproc) cores before starting: other work will disturb the figures (see $OUT/load.txt)"
+# Percent of all CPU time that was not idle during one second (from /proc/stat).
+# Not the load average: that decays over minutes, and would mostly show our own
+# previous run.
+cpu_busy() {
+    local a b
+    a=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $5+$6 }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $5+$6 }' /proc/stat)
+    echo "$a $b" | awk '{ busy = $3 - $1; idle = $4 - $2; printf "%d", (busy + idle) ? 100 * busy / (busy + idle) : 0 }'
+}
+busy=$(cpu_busy)
+if [ "$busy" -gt 25 ]; then
+    say "warning: the CPUs were $busy% busy before starting: other work will disturb the figures (see $OUT/load.txt)"
 fi
 FAILED=0
 # run_one NAME SHOWN COMMAND...: runs COMMAND under a timeout, its output to the
@@ -166,8 +176,8 @@ run_one() {
     shift 2
     echo "$shown" >>"$OUT/commands.txt"
     # Other work on the machine shows in the figures (np 2 spins on both cores):
-    # keep the load average seen before each run beside them.
-    echo "$name: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/load.txt"
+    # keep how busy the CPUs were just before each run beside them.
+    echo "$name: CPUs $(cpu_busy)% busy in the second before" >>"$OUT/load.txt"
     say "$name: $shown"
     local rc=0
     timeout -k 10 "$TIMEOUT" "$@" 2>&1 | tee "$OUT/$name.txt" || rc=${PIPESTATUS[0]}

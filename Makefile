@@ -48,6 +48,8 @@ STLIB := $(BUILD)/lib/libsymcomm.a
 RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
 .PHONY: all lib tools examples tests run test check test-san install clean help
+# Objects of tools are built through a pattern rule; keep them (no rebuilds).
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: lib tools examples
@@ -97,11 +99,14 @@ $(BUILD)/tests/mp/%: $(BUILD)/obj/tests/mp/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib' -o $@ $< $(TEST_COMMON_OBJ) -L$(BUILD)/lib -lsymcomm $(LDLIBS)
 
-# The main demo: 8 ranks on 2 simulated hosts. The job's topology, then the
-# TP/DP communicators of seed 003.
+# The main demo: the topology and TP/DP communicators of 8 ranks on 2
+# simulated hosts, then every collective in every type from 8 B to 4 MiB on 8
+# ranks of one simulated host, each result checked (collectives between hosts
+# arrive with the TCP transport).
 run: all
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/bin/symcomm-topo
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/examples/tp_dp
+	$(BUILD)/bin/symcomm-run -n 8 --timeout 600 -- $(BUILD)/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 4 -n 5 -w 1 -c 1
 
 # The suite on this build only.
 check: tests

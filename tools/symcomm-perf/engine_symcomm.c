@@ -1,0 +1,238 @@
+/* The symcomm engine: the operations on the job's communicator, on a stream
+ * of their own. Buffers come from malloc, or with -R 1 from symcomm_mem_alloc
+ * registered as windows (symcomm_window_register), symcomm's "registered"
+ * mode. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define SC_ENGINE_MAX_BUFS 4
+
+typedef struct sc_engine {
+  perf_job_t *job;
+  symcomm_stream_t stream;
+  int registered;
+  struct {
+    void *ptr;
+    symcomm_window_t win;
+  } bufs[SC_ENGINE_MAX_BUFS];
+  char error[1024];
+} sc_engine_t;
+
+static int sc_fail(sc_engine_t *e, const char *call, symcomm_result_t res) {
+  snprintf(e->error, sizeof(e->error), "%s: %s: %s", call, symcomm_result_string(res),
+           symcomm_last_error(e->job->comm));
+  return -1;
+}
+
+#define SC_TRY(e, call, expr)                                                                      \
+  do {                                                                                             \
+    symcomm_result_t res_ = (expr);                                                                \
+    if (res_ != SYMCOMM_OK)                                                                        \
+      return sc_fail((e), (call), res_);                                                           \
+  } while (0)
+
+static int sc_open(perf_job_t *job, int registered, void **self, char *why, size_t len) {
+  sc_engine_t *e = calloc(1, sizeof(*e));
+  if (e == NULL) {
+    snprintf(why, len, "out of memory");
+    return -1;
+  }
+  e->job = job;
+  e->registered = registered;
+  *self = e;
+  return 0;
+}
+
+static int sc_init(void *self) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_stream_create", symcomm_stream_create(e->job->comm, &e->stream));
+  return 0;
+}
+
+static void sc_describe(void *self, char *text, size_t len, char *card, size_t card_len) {
+  int v = 0;
+  symcomm_get_version(&v);
+  const char *backend = getenv("SYMCOMM_BACKEND");
+  snprintf(text, len, "symcomm %d.%d.%d (SYMCOMM_BACKEND=%s)", v / 10000, v / 100 % 100, v % 100,
+           backend && *backend ? backend : "auto");
+  /* This version has the simulated-GPU backend only. */
+  snprintf(card, card_len, "no GPU");
+}
+
+static void sc_device(void *self, char *text, size_t len) {
+  sc_engine_t *e = self;
+  char busid[32] = "?";
+  symcomm_comm_peer_busid(e->job->comm, e->job->rank, busid, sizeof(busid));
+  snprintf(text, len, "%s (symcomm)", busid);
+}
+
+static int sc_alloc(void *self, size_t bytes, void **buf) {
+  sc_engine_t *e = self;
+  int slot = 0;
+  while (slot < SC_ENGINE_MAX_BUFS && e->bufs[slot].ptr != NULL)
+    slot++;
+  if (slot == SC_ENGINE_MAX_BUFS) {
+    snprintf(e->error, sizeof(e->error), "more than %d buffers", SC_ENGINE_MAX_BUFS);
+    return -1;
+  }
+  void *p = NULL;
+  if (!e->registered) {
+    p = malloc(bytes);
+    if (p == NULL) {
+      snprintf(e->error, sizeof(e->error), "malloc of %zu bytes failed", bytes);
+      return -1;
+    }
+  } else {
+    SC_TRY(e, "symcomm_mem_alloc", symcomm_mem_alloc(e->job->comm, bytes, &p));
+    symcomm_result_t res = symcomm_window_register(e->job->comm, p, bytes, &e->bufs[slot].win);
+    if (res != SYMCOMM_OK) {
+      sc_fail(e, "symcomm_window_register", res);
+      symcomm_mem_free(e->job->comm, p);
+      return -1;
+    }
+  }
+  e->bufs[slot].ptr = p;
+  *buf = p;
+  return 0;
+}
+
+static int sc_free(void *self, void *buf) {
+  sc_engine_t *e = self;
+  for (int i = 0; i < SC_ENGINE_MAX_BUFS; i++) {
+    if (buf == NULL || e->bufs[i].ptr != buf)
+      continue;
+    e->bufs[i].ptr = NULL;
+    if (!e->registered) {
+      free(buf);
+      return 0;
+    }
+    symcomm_result_t res = symcomm_window_free(e->bufs[i].win);
+    symcomm_result_t res2 = symcomm_mem_free(e->job->comm, buf);
+    if (res != SYMCOMM_OK)
+      return sc_fail(e, "symcomm_window_free", res);
+    if (res2 != SYMCOMM_OK)
+      return sc_fail(e, "symcomm_mem_free", res2);
+    return 0;
+  }
+  return 0;
+}
+
+/* On the simulated backend, device memory is this process's memory. */
+static int sc_copy(void *self, void *dst, const void *src, size_t bytes) {
+  memcpy(dst, src, bytes);
+  return 0;
+}
+
+static int sc_allreduce(void *self, const void *send, void *recv, size_t count,
+                        symcomm_dtype_t dtype, symcomm_op_t op) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_allreduce",
+         symcomm_allreduce(send, recv, count, dtype, op, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_reduce(void *self, const void *send, void *recv, size_t count, symcomm_dtype_t dtype,
+                     symcomm_op_t op, int root) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_reduce",
+         symcomm_reduce(send, recv, count, dtype, op, root, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_broadcast(void *self, const void *send, void *recv, size_t count,
+                        symcomm_dtype_t dtype, int root) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_broadcast",
+         symcomm_broadcast(send, recv, count, dtype, root, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_allgather(void *self, const void *send, void *recv, size_t sendcount,
+                        symcomm_dtype_t dtype) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_allgather",
+         symcomm_allgather(send, recv, sendcount, dtype, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_reducescatter(void *self, const void *send, void *recv, size_t recvcount,
+                            symcomm_dtype_t dtype, symcomm_op_t op) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_reducescatter",
+         symcomm_reducescatter(send, recv, recvcount, dtype, op, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_alltoall(void *self, const void *send, void *recv, size_t count_per_peer,
+                       symcomm_dtype_t dtype) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_alltoall",
+         symcomm_alltoall(send, recv, count_per_peer, dtype, e->job->comm, e->stream));
+  return 0;
+}
+
+static int sc_sendrecv(void *self, const void *send, void *recv, size_t count,
+                       symcomm_dtype_t dtype, int to, int from) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_group_start", symcomm_group_start());
+  symcomm_result_t res = symcomm_send(send, count, dtype, to, e->job->comm, e->stream);
+  const char *call = "symcomm_send";
+  if (res == SYMCOMM_OK) {
+    res = symcomm_recv(recv, count, dtype, from, e->job->comm, e->stream);
+    call = "symcomm_recv";
+  }
+  symcomm_result_t end = symcomm_group_end();
+  if (res != SYMCOMM_OK)
+    return sc_fail(e, call, res);
+  SC_TRY(e, "symcomm_group_end", end);
+  return 0;
+}
+
+static int sc_synchronize(void *self) {
+  sc_engine_t *e = self;
+  SC_TRY(e, "symcomm_stream_synchronize", symcomm_stream_synchronize(e->stream));
+  return 0;
+}
+
+static const char *sc_last_error(void *self) { return ((sc_engine_t *)self)->error; }
+
+static int sc_close(void *self, int failed) {
+  sc_engine_t *e = self;
+  /* After a failure main.c has aborted the communicator: the destroy ends at once. */
+  int rc = e->stream != NULL && symcomm_stream_destroy(e->stream) != SYMCOMM_OK && !failed ? -1 : 0;
+  free(e);
+  return rc;
+}
+
+/* symcomm promises in-place all-to-all (symcomm.h); nobody promises a send
+ * and a receive on one buffer, so that is timed only, as in nccl-tests. */
+static int sc_checkable(void *self, perf_op_t op, symcomm_dtype_t dtype, int redop, int in_place) {
+  return !(in_place && op == PERF_SENDRECV);
+}
+
+const perf_engine_ops_t perf_engine_symcomm = {
+    .size = sizeof(perf_engine_ops_t),
+    .name = "symcomm",
+    .open = sc_open,
+    .init = sc_init,
+    .describe = sc_describe,
+    .device = sc_device,
+    .alloc = sc_alloc,
+    .free = sc_free,
+    .upload = sc_copy,
+    .download = sc_copy,
+    .allreduce = sc_allreduce,
+    .reduce = sc_reduce,
+    .broadcast = sc_broadcast,
+    .allgather = sc_allgather,
+    .reducescatter = sc_reducescatter,
+    .alltoall = sc_alltoall,
+    .sendrecv = sc_sendrecv,
+    .synchronize = sc_synchronize,
+    .last_error = sc_last_error,
+    .close = sc_close,
+    .checkable = sc_checkable,
+};

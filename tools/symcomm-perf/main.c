@@ -1,0 +1,473 @@
+/* symcomm-perf: an nccl-tests-style benchmark of symcomm's collectives (or
+ * NCCL's, --engine nccl), with every result checked. Flags as nccl-tests
+ * where it has them, except that -o picks the operation and --op the
+ * reduction. Start it under any launcher:
+ *
+ *   symcomm-run -n 8 -- build/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 2 -c 1
+ *
+ * Exit status: 0 all right; 1 a wrong element or a failed call; 2 a bad flag;
+ * 3 --engine nccl on a machine without NCCL, the CUDA runtime or a GPU. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define DEFAULT_MIN_BYTES 8
+#define DEFAULT_MAX_BYTES (16u << 20)
+
+static const char *const usage_lines[] = {
+    "usage: symcomm-perf [options]",
+    "  under symcomm-run, torchrun, mpirun or srun (alone: one rank)",
+    "  -o, --operation OPS   allreduce reduce broadcast allgather reducescatter alltoall",
+    "                        sendrecv, comma-separated, or all (default allreduce)",
+    "  -d, --datatype TYPES  int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32",
+    "                        float64 (or nccl-tests' half float double bf16), or all (float32)",
+    "      --op REDOPS       sum prod min max avg, or all (default sum)",
+    "  -b, --minbytes N      smallest size in bytes, K/M/G = powers of 1024 (default 8)",
+    "  -e, --maxbytes N      largest size (default 16M)",
+    "  -f, --stepfactor F    multiply the size by F (default 2)",
+    "  -i, --stepbytes N     add N to the size instead",
+    "  -n, --iters N         timed iterations per size (default 20)",
+    "  -w, --warmup_iters N  untimed iterations before them (default 5)",
+    "  -c, --check 0|1       check every result of every size (default 1)",
+    "  -r, --root R|all      root of reduce and broadcast; all (or -1): every rank (default 0)",
+    "  -a, --average 0..3    time reported: 0 rank 0's, 1 mean over ranks, 2 fastest rank's,",
+    "                        3 slowest rank's (default 3)",
+    "  -R, --registered 0|1  1: buffers from symcomm_mem_alloc, registered as windows;",
+    "                        0: malloc (default 0)",
+    "      --engine E        symcomm (default) or nccl (libnccl.so.2 and the CUDA runtime,",
+    "                        loaded at run time)",
+    "      --json FILE       write every row as JSON (bench/RESULTS_FORMAT.md)",
+    "      --command STR     the command to record in the header and the JSON",
+    "  -h, --help",
+    "Sizes are per-rank buffers as nccl-tests prints them (allgather: the gathered result;",
+    "reducescatter: the input; alltoall: the whole send buffer), rounded down to whole",
+    "elements and, for those three, to a multiple of the rank count; a size left with",
+    "nothing is skipped. #wrong: elements, summed over ranks, that differ bit for bit from",
+    "the exact result. Exit status: 0 ok, 1 wrong results or a failed call, 2 bad flags,",
+    "3 engine unavailable.",
+};
+
+static void usage(FILE *out) {
+  for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
+    fprintf(out, "%s\n", usage_lines[i]);
+}
+
+/* "8", "64K", "2M", "1G" (powers of 1024), optionally with B. */
+static int parse_size(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || s[0] == '-')
+    return -1;
+  unsigned shift = 0;
+  switch (*end) {
+  case '\0':
+    break;
+  case 'k':
+  case 'K':
+    shift = 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    shift = 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    shift = 30;
+    end++;
+    break;
+  default:
+    return -1;
+  }
+  if (*end == 'B' || *end == 'b')
+    end++;
+  if (*end != '\0' || (shift && v > (SIZE_MAX >> shift)) || v > SIZE_MAX)
+    return -1;
+  *out = (size_t)(v << shift);
+  return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end != '\0' || v < lo || v > hi)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+/* A comma-separated list of names, or "all": a bit per name. */
+static int parse_list(const char *s, int (*lookup)(const char *), int count, unsigned *mask) {
+  if (strcmp(s, "all") == 0) {
+    *mask = (1u << count) - 1;
+    return 0;
+  }
+  char buf[256];
+  if (strlen(s) >= sizeof(buf))
+    return -1;
+  snprintf(buf, sizeof(buf), "%s", s);
+  unsigned m = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int v = lookup(tok);
+    if (v < 0)
+      return -1;
+    m |= 1u << v;
+  }
+  if (m == 0)
+    return -1;
+  *mask = m;
+  return 0;
+}
+
+/* Only the rank the launcher calls 0 (or a process without a launcher)
+ * prints usage: nothing else is known before the job starts. */
+static int looks_like_rank0(void) {
+  const char *r = perf_launcher_rank();
+  return r == NULL || strcmp(r, "0") == 0;
+}
+
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND };
+
+/* "-b" for an option with a letter, "--op" for one without. */
+static const char *option_name(const struct option *longopts, int c) {
+  static char buf[64];
+  if (c < OPT_OP) {
+    snprintf(buf, sizeof(buf), "-%c", c);
+    return buf;
+  }
+  for (; longopts->name != NULL; longopts++)
+    if (longopts->val == c)
+      snprintf(buf, sizeof(buf), "--%s", longopts->name);
+  return buf;
+}
+
+/* 0 to run, 1 for --help, -1 for a usage error (said on stderr). */
+static int parse_args(int argc, char **argv, perf_options_t *o) {
+  static const struct option longopts[] = {
+      {"operation", required_argument, NULL, 'o'},
+      {"datatype", required_argument, NULL, 'd'},
+      {"op", required_argument, NULL, OPT_OP},
+      {"minbytes", required_argument, NULL, 'b'},
+      {"maxbytes", required_argument, NULL, 'e'},
+      {"stepfactor", required_argument, NULL, 'f'},
+      {"stepbytes", required_argument, NULL, 'i'},
+      {"iters", required_argument, NULL, 'n'},
+      {"warmup_iters", required_argument, NULL, 'w'},
+      {"check", required_argument, NULL, 'c'},
+      {"root", required_argument, NULL, 'r'},
+      {"average", required_argument, NULL, 'a'},
+      {"registered", required_argument, NULL, 'R'},
+      {"engine", required_argument, NULL, OPT_ENGINE},
+      {"json", required_argument, NULL, OPT_JSON},
+      {"command", required_argument, NULL, OPT_COMMAND},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  *o = (perf_options_t){.min_bytes = DEFAULT_MIN_BYTES,
+                        .max_bytes = DEFAULT_MAX_BYTES,
+                        .factor = 2,
+                        .iters = 20,
+                        .warmup = 5,
+                        .check = 1,
+                        .average = PERF_AVG_MAX,
+                        .root = 0,
+                        .ops = 1u << PERF_ALLREDUCE,
+                        .dtypes = 1u << SYMCOMM_FLOAT32,
+                        .redops = 1u << SYMCOMM_SUM,
+                        .engine = PERF_ENGINE_SYMCOMM};
+  int verbose = looks_like_rank0(), c, avg = PERF_AVG_MAX, got_f = 0, got_i = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "o:d:b:e:f:i:n:w:c:r:a:R:h", longopts, NULL)) != -1) {
+    int bad = 0;
+    switch (c) {
+    case 'o':
+      bad = parse_list(optarg, perf_op_from_name, PERF_OP_COUNT, &o->ops);
+      break;
+    case 'd':
+      bad = parse_list(optarg, perf_dtype_from_name, SYMCOMM_DTYPE_COUNT, &o->dtypes);
+      break;
+    case OPT_OP:
+      bad = parse_list(optarg, perf_redop_from_name, SYMCOMM_OP_COUNT, &o->redops);
+      break;
+    case 'b':
+      bad = parse_size(optarg, &o->min_bytes) || o->min_bytes == 0;
+      break;
+    case 'e':
+      bad = parse_size(optarg, &o->max_bytes);
+      break;
+    case 'f':
+      bad = parse_size(optarg, &o->factor) || o->factor < 2;
+      got_f = 1;
+      break;
+    case 'i':
+      bad = parse_size(optarg, &o->increment) || o->increment == 0;
+      got_i = 1;
+      break;
+    case 'n':
+      bad = parse_int(optarg, 1, INT_MAX, &o->iters);
+      break;
+    case 'w':
+      bad = parse_int(optarg, 0, INT_MAX, &o->warmup);
+      break;
+    case 'c':
+      bad = parse_int(optarg, 0, 1, &o->check);
+      break;
+    case 'r':
+      if (strcmp(optarg, "all") == 0)
+        o->root = -1;
+      else
+        bad = parse_int(optarg, -1, INT_MAX, &o->root);
+      break;
+    case 'a':
+      bad = parse_int(optarg, 0, 3, &avg);
+      break;
+    case 'R':
+      bad = parse_int(optarg, 0, 1, &o->registered);
+      break;
+    case OPT_ENGINE:
+      if (strcmp(optarg, "symcomm") == 0)
+        o->engine = PERF_ENGINE_SYMCOMM;
+      else if (strcmp(optarg, "nccl") == 0)
+        o->engine = PERF_ENGINE_NCCL;
+      else
+        bad = 1;
+      break;
+    case OPT_JSON:
+      o->json_path = optarg;
+      break;
+    case OPT_COMMAND:
+      o->command = optarg;
+      break;
+    case 'h':
+      return 1;
+    default:
+      if (verbose)
+        fprintf(stderr, "symcomm-perf: unknown option or missing value: %s\n", argv[optind - 1]);
+      return -1;
+    }
+    if (bad) {
+      if (verbose)
+        fprintf(stderr, "symcomm-perf: bad value for %s: '%s'\n", option_name(longopts, c), optarg);
+      return -1;
+    }
+  }
+  o->average = (perf_average_t)avg;
+  const char *why = NULL;
+  if (optind < argc)
+    why = "unexpected argument";
+  else if (got_f && got_i)
+    why = "-f and -i exclude each other";
+  else if (o->max_bytes < o->min_bytes)
+    why = "-e is smaller than -b";
+  if (why != NULL) {
+    if (verbose)
+      fprintf(stderr, "symcomm-perf: %s%s%s\n", why, optind < argc ? ": " : "",
+              optind < argc ? argv[optind] : "");
+    return -1;
+  }
+  if (got_i)
+    o->factor = 0;
+  return 0;
+}
+
+/* argv joined by spaces, quoted where a shell would need it; under
+ * symcomm-run, with the symcomm-run command that makes the same job. */
+static char *join_command(int argc, char **argv, const perf_job_t *job) {
+  size_t len = 128;
+  for (int i = 0; i < argc; i++)
+    len += 4 * strlen(argv[i]) + 3;
+  char *s = malloc(len), *p = s;
+  if (s == NULL)
+    return NULL;
+  if (getenv("SYMCOMM_WORLD_SIZE") != NULL && perf_launcher_rank() != NULL) {
+    if (job->nhosts > 1)
+      p += sprintf(p, "symcomm-run -n %d --hosts %d -- ", job->nranks, job->nhosts);
+    else
+      p += sprintf(p, "symcomm-run -n %d -- ", job->nranks);
+  }
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int quote = a[0] == '\0' || strpbrk(a, " \t\"'\\$`*?;&|<>()") != NULL;
+    if (i)
+      *p++ = ' ';
+    if (quote)
+      *p++ = '\'';
+    for (; *a; a++) {
+      if (*a == '\'') {
+        memcpy(p, "'\\''", 4);
+        p += 4;
+      } else {
+        *p++ = *a;
+      }
+    }
+    if (quote)
+      *p++ = '\'';
+  }
+  *p = '\0';
+  return s;
+}
+
+/* Every rank opens the engine; all stop if any could not. 0 to go on, else
+ * the exit status; *broken when the control collectives failed. */
+static int open_engine(perf_job_t *job, const perf_options_t *o, const perf_engine_ops_t *eng,
+                       void **self, int *broken) {
+  char why[768] = "";
+  int rc = eng->open(job, o->registered, self, why, sizeof(why));
+  int32_t first = rc == 0 ? job->nranks : job->rank; /* the lowest rank that failed says why */
+  int32_t status = PERF_EXIT_OK;
+  if (rc != 0)
+    status = rc == PERF_ENGINE_UNAVAILABLE ? PERF_EXIT_NO_ENGINE : PERF_EXIT_FAILED;
+  *broken = perf_job_allreduce(job, &first, 1, SYMCOMM_INT32, SYMCOMM_MIN) != 0 ||
+            perf_job_allreduce(job, &status, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0;
+  if (*broken)
+    return PERF_EXIT_FAILED;
+  if (first == job->nranks)
+    return 0;
+  if (first == job->rank) {
+    char where[32] = "";
+    if (job->rank != 0)
+      snprintf(where, sizeof(where), " (on rank %d)", job->rank);
+    if (rc == PERF_ENGINE_UNAVAILABLE)
+      fprintf(stderr, "symcomm-perf: --engine %s needs libnccl.so.2 and a GPU: %s%s\n", eng->name,
+              why, where);
+    else
+      fprintf(stderr, "symcomm-perf: --engine %s failed to start%s: %s\n", eng->name, where, why);
+  }
+  if (rc == 0)
+    eng->close(*self, 1);
+  return status;
+}
+
+static int alloc_buffers(perf_bench_t *b) {
+  const perf_engine_ops_t *eng = b->eng;
+  if (eng->alloc(b->self, b->buf_bytes, &b->send) != 0 ||
+      eng->alloc(b->self, b->buf_bytes, &b->recv) != 0) {
+    fprintf(stderr, "symcomm-perf: rank %d: %zu-byte buffers: %s\n", b->job->rank, b->buf_bytes,
+            eng->last_error(b->self));
+    return -1;
+  }
+  b->host = malloc(b->buf_bytes);
+  b->want = malloc(b->buf_bytes);
+  if (b->host == NULL || b->want == NULL) {
+    fprintf(stderr, "symcomm-perf: rank %d: out of memory for %zu-byte host buffers\n",
+            b->job->rank, b->buf_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+static int free_buffers(perf_bench_t *b) {
+  int rc = 0;
+  if (b->eng->free(b->self, b->recv) != 0 || b->eng->free(b->self, b->send) != 0) {
+    fprintf(stderr, "symcomm-perf: rank %d: freeing buffers: %s\n", b->job->rank,
+            b->eng->last_error(b->self));
+    rc = -1;
+  }
+  free(b->host);
+  free(b->want);
+  return rc;
+}
+
+/* Under a launcher, the first rank to exit non-zero gets the others stopped:
+ * every rank waits here until the one that explains why has said it (unless
+ * the control collectives themselves are broken). */
+static int stop_together(perf_job_t *job, int status, int broken) {
+  fflush(stdout);
+  fflush(stderr);
+  if (!broken)
+    perf_job_barrier(job);
+  perf_job_finish(job, broken);
+  return status;
+}
+
+int main(int argc, char **argv) {
+  perf_options_t o;
+  int parsed = parse_args(argc, argv, &o);
+  perf_job_t job;
+  if (parsed != 0) {
+    int status = parsed > 0 ? PERF_EXIT_OK : PERF_EXIT_USAGE;
+    if (perf_launcher_rank() == NULL || perf_job_init(&job) != 0) {
+      if (looks_like_rank0())
+        usage(parsed > 0 ? stdout : stderr);
+      return status;
+    }
+    if (job.rank == 0)
+      usage(parsed > 0 ? stdout : stderr);
+    return stop_together(&job, status, 0);
+  }
+  if (perf_job_init(&job) != 0)
+    return PERF_EXIT_FAILED;
+  if (o.root >= job.nranks) {
+    if (job.rank == 0)
+      fprintf(stderr, "symcomm-perf: root %d is not a rank of this %d-rank job\n", o.root,
+              job.nranks);
+    return stop_together(&job, PERF_EXIT_USAGE, 0);
+  }
+  const perf_engine_ops_t *eng =
+      o.engine == PERF_ENGINE_NCCL ? &perf_engine_nccl : &perf_engine_symcomm;
+  perf_bench_t b = {.opts = &o, .job = &job, .eng = eng};
+  int broken = 0;
+  int status = open_engine(&job, &o, eng, &b.self, &broken);
+  if (status != 0)
+    return stop_together(&job, status, broken);
+  int failed = eng->init(b.self) != 0;
+  if (failed)
+    fprintf(stderr, "symcomm-perf: rank %d: --engine %s: %s\n", job.rank, eng->name,
+            eng->last_error(b.self));
+
+  char engine_text[512], card[256], machine[1024];
+  eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));
+  perf_describe_machine(machine, sizeof(machine), card);
+  char *command = o.command ? strdup(o.command) : join_command(argc, argv, &job);
+  char mine[PERF_DEVICE_TEXT] = {0};
+  char *devices = calloc((size_t)job.nranks, PERF_DEVICE_TEXT);
+  eng->device(b.self, mine, sizeof(mine));
+  if (!failed && (devices == NULL || perf_job_allgather(&job, mine, sizeof(mine), devices) != 0))
+    failed = 1;
+  if (!failed && job.rank == 0)
+    perf_print_header(stdout, &o, &job, command ? command : argv[0], engine_text, machine, devices);
+  free(devices);
+
+  /* Room for the largest size in every dtype, 8-byte aligned. */
+  b.buf_bytes = (o.max_bytes + 7) / 8 * 8;
+  failed = failed || alloc_buffers(&b) != 0 || perf_bench_run(&b) != 0;
+  if (!failed && job.rank == 0) {
+    perf_print_summary(stdout, b.rows, b.nrows, b.wrong);
+    if (o.json_path != NULL &&
+        perf_write_json(o.json_path, eng->name, machine, command ? command : argv[0], &job, b.rows,
+                        b.nrows) != 0)
+      status = PERF_EXIT_FAILED;
+  }
+  /* Every rank leaves with rank 0's status, and only once rank 0 has printed
+   * (a rank that exits non-zero first gets the others stopped). */
+  int32_t agreed = status;
+  if (!failed && perf_job_allreduce(&job, &agreed, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
+    failed = 1;
+  status = agreed;
+  /* After a failure other ranks may wait for this one forever: abort, and
+   * leave collective frees (windows) undone. */
+  if (failed)
+    symcomm_comm_abort(job.comm);
+  else if (free_buffers(&b) != 0)
+    failed = 1;
+  if (eng->close(b.self, failed) != 0 && !failed) {
+    fprintf(stderr, "symcomm-perf: rank %d: closing --engine %s failed\n", job.rank, eng->name);
+    failed = 1;
+  }
+  perf_job_finish(&job, failed);
+  free(command);
+  free(b.rows);
+  if (failed)
+    return PERF_EXIT_FAILED;
+  if (b.wrong != 0)
+    return PERF_EXIT_FAILED;
+  return status;
+}

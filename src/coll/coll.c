@@ -127,7 +127,7 @@ sc_result_t sc_coll_barrier(sc_coll_t *c, sc_stream_t *s, uint64_t tag) {
   a.me = v->rank;
   a.target = ++c->barriers * (uint64_t)v->nranks;
   a.value = tag;
-  a.guard = (sc_guard_t){.abort_word = v->abort_word, .timeout_ms = v->timeout_ms};
+  a.guard = v->guard;
   return v->ops->launch(s, SC_PROGRAM_BARRIER, &a, sizeof(a));
 }
 
@@ -168,12 +168,14 @@ sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const
 }
 
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes) {
-  if (c->logged[kind] == algo)
+  bool first = !(c->logged[kind] & (1u << algo));
+  c->logged[kind] |= 1u << algo;
+  if (!sc_log_enabled(first ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL))
     return;
-  c->logged[kind] = algo;
-  SC_INFO(SC_COLL, "%s of %zu bytes on %d ranks: %s%s", sc_coll_kind_name(kind), bytes,
-          c->view->nranks, sc_coll_algo_name(algo),
-          c->forced[kind] != SC_ALGO_AUTO ? " (forced by SYMCOMM_ALGO)" : "");
+  sc_log(first ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL, __FILE__, __LINE__,
+         "%s of %zu bytes on %d ranks (%s): %s%s", sc_coll_kind_name(kind), bytes, c->view->nranks,
+         symcomm_topo_class_string((symcomm_topo_class_t)c->view->topo_class),
+         sc_coll_algo_name(algo), c->forced[kind] != SC_ALGO_AUTO ? " (forced by SYMCOMM_ALGO)" : "");
 }
 
 /* What every rank must agree on for a call: its place in the sequence, the
@@ -193,7 +195,7 @@ sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_
   if (c->last_stream != NULL && c->last_stream != stream) {
     sc_wait_args_t w = {.slot = &pad->slots[SC_COLL_SLOT_ORDER], .value = c->calls,
                         .cmp = SC_CMP_OP_GE, .bell = &pad->bell,
-                        .guard = {.abort_word = v->abort_word, .timeout_ms = v->timeout_ms}};
+                        .guard = v->guard};
     SC_CHECK(v->ops->launch(stream, SC_PROGRAM_WAIT, &w, sizeof(w)));
   }
   c->last_stream = stream;

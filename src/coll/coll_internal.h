@@ -14,7 +14,7 @@ struct sc_coll {
   sc_stream_t *last_stream;
   size_t oneshot_max;
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
-  sc_coll_algo_t logged[SC_COLL_KIND_COUNT]; /* the last choice logged, per kind */
+  unsigned logged[SC_COLL_KIND_COUNT]; /* algorithms already logged at INFO, a bit each */
 };
 
 /* Signal pad slots of the scratch window. */
@@ -48,7 +48,7 @@ sc_result_t sc_coll_broadcast(sc_coll_t *c, const sc_coll_call_t *call, sc_strea
 sc_result_t sc_coll_allgather(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);
 sc_result_t sc_coll_alltoall(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);
 
-/* Logs the algorithm chosen for a kind when it changes (INFO). */
+/* Logs the algorithm chosen: the first time for this kind at INFO, every time at TRACE. */
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes);
 
 #endif

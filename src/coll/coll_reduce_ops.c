@@ -104,8 +104,14 @@ sc_result_t sc_coll_allreduce(sc_coll_t *c, const sc_coll_call_t *call, sc_strea
                               uint64_t tag) {
   size_t total = call->count * call->elem;
   sc_coll_algo_t algo = c->forced[SC_COLL_ALLREDUCE];
-  if (algo == SC_ALGO_AUTO)
-    algo = total <= c->oneshot_max ? SC_ALGO_ONESHOT : SC_ALGO_TWOSHOT;
+  if (algo == SC_ALGO_AUTO) {
+    /* One-shot reads everything from every peer: worth it while that is
+     * little, and less so where some pairs of GPUs lack NVLink. */
+    size_t limit = c->oneshot_max;
+    if (c->view->topo_class != SYMCOMM_TOPO_FULLY_CONNECTED)
+      limit /= 4;
+    algo = total <= limit / (size_t)c->view->nranks ? SC_ALGO_ONESHOT : SC_ALGO_TWOSHOT;
+  }
   uint32_t in_id, out_id;
   size_t in_off, out_off;
   if (algo == SC_ALGO_TWOSHOT &&

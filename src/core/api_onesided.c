@@ -111,8 +111,7 @@ symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp
     sc_window_pad_t *pad = win->pads[win->view->rank];
     sc_wait_args_t args = {.slot = &pad->slots[slot], .value = value, .cmp = (int)cmp,
                            .bell = &pad->bell,
-                           .guard = {.abort_word = win->view->abort_word,
-                                     .timeout_ms = win->view->timeout_ms}};
+                           .guard = win->view->guard};
     res = win->view->ops->launch(stream->stream, SC_PROGRAM_WAIT, &args, sizeof(args));
   }
   return sc_comm_finish(comm, res);

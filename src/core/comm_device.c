@@ -2,6 +2,7 @@
  * lower layers get, and send/recv's windows. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/comm.h"
 #include "util/log.h"
@@ -24,6 +25,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->nranks = comm->nranks;
   v->local_rank = comm->local_rank;
   v->local_size = comm->local_size;
+  v->topo_class = (int)sc_topo_classify(comm->host_topo[comm->host]);
   v->max_local_size = 0;
   for (int r = 0; r < comm->nranks; r++)
     if (comm->peers[r].local_rank + 1 > v->max_local_size)
@@ -38,6 +40,10 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->abort_word = comm->abort_word;
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
+  /* Ranks that each have a core can poll before giving the core away. */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  v->guard = (sc_guard_t){.abort_word = comm->abort_word, .timeout_ms = comm->options.timeout_ms,
+                          .spin_us = cores > 0 && comm->local_size <= cores ? 20 : 0};
   v->exchanges = 0;
   v->windows = comm->window_table;
   v->windows_made = 0;

@@ -155,8 +155,7 @@ sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *o
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for %d send/recv ops", n);
   args->my_pad = (sc_p2p_pad_t *)p->win->peer[p->view->rank];
   args->windows = p->view->windows;
-  args->guard.abort_word = p->view->abort_word;
-  args->guard.timeout_ms = p->view->timeout_ms;
+  args->guard = p->view->guard;
   args->chunk_bytes = p->chunk_bytes;
   args->slots = p->slots;
   args->nops = (uint32_t)n;

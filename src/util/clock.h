@@ -13,6 +13,21 @@ static inline int64_t sc_now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static inline int64_t sc_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A hint to the CPU inside a polling loop. */
+static inline void sc_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
 static inline int64_t sc_deadline_after(int64_t timeout_ms) {
   if (timeout_ms < 0 || timeout_ms >= SC_DEADLINE_NEVER / 2)
     return SC_DEADLINE_NEVER;

@@ -41,8 +41,8 @@ SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
 /* collectives */
 SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",
          "size of each communicator's collective scratch window (memory is used only as touched)")
-SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, "65536",
-         "all-reduce up to this many bytes uses the one-shot algorithm, above it two-shot")
+SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, "131072",
+         "all-reduce uses one-shot while its size x ranks is at most this (a quarter of it when the host's GPUs are not fully connected), else two-shot")
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,
          "force algorithms, e.g. allreduce=twoshot (allreduce: oneshot or twoshot)")
 SC_PARAM(CHECK, "SYMCOMM_CHECK", INT, "0",

@@ -14,6 +14,7 @@ typedef struct sc_comm_view {
   int rank, nranks;
   int local_rank, local_size;
   int max_local_size;    /* the most ranks any host of the communicator has */
+  int topo_class;        /* symcomm_topo_class_t of this host's GPUs in the communicator */
   const int *local_of;   /* [nranks]: local rank of each rank on this host, -1 elsewhere */
   const int *local_rank_to_rank; /* [local_size]: rank of each local rank */
   const int *pids;       /* [nranks] */
@@ -24,6 +25,7 @@ typedef struct sc_comm_view {
   const volatile uint32_t *abort_word; /* set once the communicator is aborted */
   int abort_fd;                        /* readable once aborted (host-side waits) */
   int64_t timeout_ms;
+  sc_guard_t guard;                    /* what bounds its programs' waits (the three above) */
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
   sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] device-readable table of live windows */
   uint32_t windows_made;    /* one past the highest window id given out; entries at or above are free */

@@ -11,6 +11,7 @@
  *                         SYMCOMM_CHECK=1 the sentence names both calls)
  *   test_coll windows     all-reduce on buffers that are windows (used in place,
  *                         nothing staged), and windows at offsets that differ
+ *   test_coll group       a group mixing collectives with sends and receives
  * Inputs are small integers, so every result is exact in every type and any
  * summation order; the reference follows the documented semantics (integers
  * wrap, AVG truncates, fp16/bf16 accumulate in float and round once). */
@@ -371,9 +372,29 @@ static void test_windows(void) {
   TEST_OK(symcomm_mem_free(comm, mem));
 }
 
+/* Collectives run where they are called, in stream order; the group's sends
+ * and receives are queued at its end: nothing waits on anything else. */
+static void test_group(void) {
+  int32_t x = rank + 1, sum = 0, from_left = -1, gathered[64];
+  int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+  for (int round = 0; round < 3; round++) {
+    TEST_OK(symcomm_group_start());
+    TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, right, comm, stream));
+    TEST_OK(symcomm_allreduce(&x, &sum, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+    TEST_OK(symcomm_recv(&from_left, 1, SYMCOMM_INT32, left, comm, stream));
+    TEST_OK(symcomm_allgather(&x, gathered, 1, SYMCOMM_INT32, comm, stream));
+    TEST_OK(symcomm_group_end());
+    SYNC();
+    TEST_ASSERT(sum == nranks * (nranks + 1) / 2 && from_left == left + 1, "sum %d from %d", sum,
+                from_left);
+    for (int r = 0; r < nranks; r++)
+      TEST_ASSERT(gathered[r] == r + 1);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows\n");
+    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows|group\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -395,6 +416,8 @@ int main(int argc, char **argv) {
     test_mismatch();
   else if (strcmp(what, "windows") == 0)
     test_windows();
+  else if (strcmp(what, "group") == 0)
+    test_group();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -78,6 +78,7 @@ typedef struct perf_bench {
   perf_row_t *rows;
   size_t nrows, cap;
   long long wrong; /* over every checked row and rank */
+  int warmed;      /* the run's first timing was done (and discarded) */
 } perf_bench_t;
 
 /* Launches one operation on the engine (ops.c). in_place arranges the

@@ -96,6 +96,18 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
    * that will ring the bell is likely waiting for this core, and a yield hands
    * it over at once, where a futex sleep and wake-up would take a round trip
    * through the scheduler. Bounded, then sleep: never a spin. */
+  if (ctx->guard.spin_us > 0) {
+    /* A rank with a core of its own polls a little first: the peer it waits
+     * for is running now on another core. */
+    int64_t until = sc_now_us() + ctx->guard.spin_us;
+    for (int i = 0;; i++) {
+      if (__atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE) != seen)
+        return 0;
+      if ((i & 63) == 63 && sc_now_us() >= until)
+        break;
+      sc_cpu_relax();
+    }
+  }
   for (int i = 0; i < SC_HOST_YIELDS; i++) {
     sched_yield();
     if (__atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE) != seen)

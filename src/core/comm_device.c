@@ -6,6 +6,7 @@
 
 #include "core/comm.h"
 #include "util/log.h"
+#include "util/param.h"
 
 static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   comm->local_of = malloc(sizeof(int) * (size_t)comm->nranks);
@@ -40,10 +41,19 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->abort_word = comm->abort_word;
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
-  /* Ranks that each have a core can poll before giving the core away. */
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  /* A wait may poll before giving the core away only when that starves
+   * nobody: every rank's two threads (the caller and its stream's worker)
+   * have a core each. */
+  long long spin = -1;
+  SC_CHECK(sc_param_int(SC_PARAM_SPIN_US, &spin, NULL));
+  if (spin < 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    spin = cores > 0 && 2 * (long)comm->local_size <= cores ? 20 : 0;
+  }
+  if (spin > 1000000)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_SPIN_US=%lld is over a second", spin);
   v->guard = (sc_guard_t){.abort_word = comm->abort_word, .timeout_ms = comm->options.timeout_ms,
-                          .spin_us = cores > 0 && comm->local_size <= cores ? 20 : 0};
+                          .spin_us = (uint32_t)spin};
   v->exchanges = 0;
   v->windows = comm->window_table;
   v->windows_made = 0;

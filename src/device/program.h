@@ -37,7 +37,7 @@ typedef struct sc_guard {
   const volatile uint32_t *abort_word;
   int64_t timeout_ms; /* < 0: no limit */
   uint32_t spin_us;   /* simulated backend: poll this long before giving the CPU away
-                         (set when ranks do not outnumber cores; GPUs poll anyway) */
+                         (SYMCOMM_SPIN_US; GPUs poll anyway) */
 } sc_guard_t;
 
 /* A communicator's windows as programs see them: entry `id` of a table the

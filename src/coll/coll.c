@@ -179,11 +179,18 @@ void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, 
 }
 
 /* What every rank must agree on for a call: its place in the sequence, the
- * operation, the count, the type, the reduction and the root. Never 0. */
+ * operation, the count, the type, the reduction, the root, and how it is cut
+ * into rounds; an algorithm that chooses among several mixes its choice in
+ * (sc_coll_tag_with). Never 0. */
 static uint64_t sc_coll_tag(const sc_coll_t *c, const sc_coll_call_t *call) {
-  uint64_t parts[6] = {c->calls, (uint64_t)call->kind, call->count, (uint64_t)call->dtype,
-                       (uint64_t)call->op, (uint64_t)(int64_t)call->root};
+  /* The area size too: it sets how operations are cut into rounds. */
+  uint64_t parts[7] = {c->calls, (uint64_t)call->kind, call->count, (uint64_t)call->dtype,
+                       (uint64_t)call->op, (uint64_t)(int64_t)call->root, c->area};
   return sc_hash64(parts, sizeof(parts), SC_HASH_SEED) | 1;
+}
+
+uint64_t sc_coll_tag_with(uint64_t tag, const uint64_t *extra, int n) {
+  return sc_hash64(extra, sizeof(uint64_t) * (size_t)n, tag) | 1;
 }
 
 sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *stream) {

@@ -48,6 +48,9 @@ sc_result_t sc_coll_broadcast(sc_coll_t *c, const sc_coll_call_t *call, sc_strea
 sc_result_t sc_coll_allgather(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);
 sc_result_t sc_coll_alltoall(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);
 
+/* A call's tag with more that ranks must agree on (an algorithm's choices). */
+uint64_t sc_coll_tag_with(uint64_t tag, const uint64_t *extra, int n);
+
 /* Logs the algorithm chosen: the first time for this kind at INFO, every time at TRACE. */
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes);
 

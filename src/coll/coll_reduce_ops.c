@@ -3,7 +3,6 @@
  * every rank computes the same bits. */
 #include "coll/coll_internal.h"
 
-#include "util/hash.h"
 #include "util/log.h"
 
 /* The part of [0, n) that rank r of `ranks` handles: balanced, in order. */
@@ -118,12 +117,16 @@ sc_result_t sc_coll_allreduce(sc_coll_t *c, const sc_coll_call_t *call, sc_strea
       sc_window_find(c->view, 0, call->sendbuf, total, &in_id, &in_off) &&
       sc_window_find(c->view, 0, call->recvbuf, total, &out_id, &out_off)) {
     sc_coll_log_choice(c, SC_COLL_ALLREDUCE, SC_ALGO_WINDOWS, total);
-    uint64_t where[5] = {tag, in_id, in_off, out_id, out_off};
-    uint64_t wtag = sc_hash64(where, sizeof(where), SC_HASH_SEED) | 1;
-    return sc_allreduce_windows(c, call, s, wtag, &c->view->windows[in_id], in_off,
-                                &c->view->windows[out_id], out_off);
+    uint64_t where[5] = {SC_ALGO_WINDOWS, in_id, in_off, out_id, out_off};
+    return sc_allreduce_windows(c, call, s, sc_coll_tag_with(tag, where, 5),
+                                &c->view->windows[in_id], in_off, &c->view->windows[out_id],
+                                out_off);
   }
   sc_coll_log_choice(c, SC_COLL_ALLREDUCE, algo, total);
+  /* Ranks that chose differently (their own SYMCOMM_ALGO or threshold) must
+   * not run different steps against each other. */
+  uint64_t chosen = (uint64_t)algo;
+  tag = sc_coll_tag_with(tag, &chosen, 1);
   return algo == SC_ALGO_ONESHOT ? sc_allreduce_oneshot(c, call, s, tag)
                                  : sc_allreduce_twoshot(c, call, s, tag);
 }

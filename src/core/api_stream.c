@@ -1,4 +1,5 @@
 /* Public streams and their registry. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/stream.h"
@@ -76,6 +77,22 @@ void sc_comm_drain(struct symcomm_comm *comm) {
   pthread_mutex_unlock(&sc_streams_lock);
   free(pinned);
   sc_error_clear(); /* the streams keep their own errors */
+}
+
+sc_result_t sc_stream_past_failure(const struct symcomm_stream *stream, char *why, size_t len) {
+  sc_result_t res = SYMCOMM_OK;
+  why[0] = '\0';
+  /* Under the registry lock a destroy cannot free it while we look. */
+  pthread_mutex_lock(&sc_streams_lock);
+  if (stream != NULL && sc_stream_registered(stream)) {
+    res = stream->ops->stream_query(stream->stream);
+    if (res == SYMCOMM_IN_PROGRESS)
+      res = SYMCOMM_OK;
+    if (res != SYMCOMM_OK)
+      snprintf(why, len, "%s", stream->ops->stream_error(stream->stream));
+  }
+  pthread_mutex_unlock(&sc_streams_lock);
+  return res;
 }
 
 void sc_comm_forget_streams(struct symcomm_comm *comm) {

@@ -44,6 +44,7 @@ typedef struct sc_comm_options {
   int64_t timeout_ms;
   int device; /* -1 = the local rank */
   char name[64];
+  int host_ranks_hint; /* ranks of the whole job on this host, as the launcher or a parent knows; 0 = unknown */
 } sc_comm_options_t;
 
 struct symcomm_comm {
@@ -73,6 +74,7 @@ struct symcomm_comm {
   sc_p2p_t *p2p;                 /* NULL when alone on the host */
   sc_coll_t *coll;               /* NULL for one rank, or ranks on several hosts */
   bool coll_broken;              /* a collective was half queued: the ranks are out of step */
+  struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
   struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */

@@ -1,5 +1,6 @@
 /* A communicator's device: the backend, the abort word programs read, the view
  * lower layers get, and send/recv's windows. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,6 +8,14 @@
 #include "core/comm.h"
 #include "util/log.h"
 #include "util/param.h"
+
+/* The cores this process may run on (its affinity mask), else those online. */
+static long sc_usable_cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return CPU_COUNT(&set);
+  return sysconf(_SC_NPROCESSORS_ONLN);
+}
 
 static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   comm->local_of = malloc(sizeof(int) * (size_t)comm->nranks);
@@ -42,13 +51,16 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
   /* A wait may poll before giving the core away only when that starves
-   * nobody: every rank's two threads (the caller and its stream's worker)
-   * have a core each. */
+   * nobody: every rank on the host (of this communicator, or of the job it
+   * was split from) has a core each for its two threads, the caller and its
+   * stream's worker. */
   long long spin = -1;
   SC_CHECK(sc_param_int(SC_PARAM_SPIN_US, &spin, NULL));
   if (spin < 0) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    spin = cores > 0 && 2 * (long)comm->local_size <= cores ? 20 : 0;
+    int ranks = comm->local_size > comm->options.host_ranks_hint ? comm->local_size
+                                                                  : comm->options.host_ranks_hint;
+    long cores = sc_usable_cores();
+    spin = cores > 0 && 2 * (long)ranks <= cores ? 20 : 0;
   }
   if (spin > 1000000)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_SPIN_US=%lld is over a second", spin);

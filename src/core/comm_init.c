@@ -130,6 +130,7 @@ symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm, const symcomm_confi
   sc_launch_env_t env;
   SC_CHECK(sc_launch_env_detect(&env));
   sc_log_set_rank(env.rank);
+  options.host_ranks_hint = env.local_size > 0 ? env.local_size : 0;
   sc_root_addr_t root;
   SC_CHECK(sc_sockaddr_parse(env.addr, -1, &root.addr));
   uint64_t generation = atomic_fetch_add(&sc_env_generation, 1);

@@ -70,6 +70,9 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
       sc_store_server_release(server);
     return res;
   }
+  /* Its ranks share the host's cores with the parent's other ranks. */
+  if (parent->local_size > child->options.host_ranks_hint)
+    child->options.host_ranks_hint = parent->local_size;
   child->root = server;
   child->session = root->session;
   for (int i = 0; i < n; i++) {

@@ -29,7 +29,7 @@ SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
 SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
          "device index on this host; -1 = the local rank")
 SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
-         "simulated backend: microseconds a wait polls before giving the CPU away; -1 = 20 when a host has two cores per rank (caller and stream worker), else 0")
+         "simulated backend: microseconds a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
          "NCCL-format topology XML for this host; <base>_node<HOSTID>.xml is preferred when it exists")
 SC_PARAM(BACKEND, "SYMCOMM_BACKEND", STRING, "auto", "device backend: auto (cuda when a GPU is usable, else host), host (simulated GPUs) or cuda")

@@ -12,6 +12,14 @@
  *   test_coll windows     all-reduce on buffers that are windows (used in place,
  *                         nothing staged), and windows at offsets that differ
  *   test_coll group       a group mixing collectives with sends and receives
+ *   test_coll choices     ranks whose all-reduce choices differ (rank 0 forces
+ *                         another algorithm, then uses a window where the
+ *                         others do not) fail instead of mixing steps
+ *   test_coll stopped     after a collective failed on one stream, the next on
+ *                         another stream is refused at once, not at the timeout
+ *   test_coll slow_order  a collective queued behind a long run of them on
+ *                         another stream waits as long as they progress, even
+ *                         past the timeout in all (3 s timeout, 5 s of work)
  * Inputs are small integers, so every result is exact in every type and any
  * summation order; the reference follows the documented semantics (integers
  * wrap, AVG truncates, fp16/bf16 accumulate in float and round once). */
@@ -20,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device/reduce_types.h"
 #include "test_util.h"
@@ -392,16 +401,97 @@ static void test_group(void) {
   }
 }
 
+static void expect_disagree(symcomm_result_t r) {
+  if (r == SYMCOMM_OK)
+    r = symcomm_stream_synchronize(stream);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree"), "%s", symcomm_last_error(comm));
+}
+
+/* main set SYMCOMM_ALGO for rank 0 only. Each case needs a fresh
+ * communicator: a failed collective leaves the ranks out of step. */
+static void test_choices(void) {
+  enum { N = 70000 }; /* above the one-shot size: auto picks two-shot */
+  float *a = calloc(N, sizeof(float)), *b = calloc(N, sizeof(float));
+  expect_disagree(symcomm_allreduce(a, b, N, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream));
+  symcomm_comm_t again;
+  symcomm_stream_t s2;
+  TEST_OK(symcomm_comm_split(comm, 0, rank, &again));
+  TEST_OK(symcomm_stream_create(again, &s2));
+  symcomm_window_t w;
+  TEST_OK(symcomm_window_alloc(again, N * sizeof(float), &w));
+  float *in = rank == 0 ? symcomm_window_local(w) : a;
+  for (int i = 0; i < N; i++)
+    in[i] = 1.0f;
+  symcomm_result_t r = symcomm_allreduce(in, in, N, SYMCOMM_FLOAT32, SYMCOMM_SUM, again, s2);
+  if (r == SYMCOMM_OK)
+    r = symcomm_stream_synchronize(s2);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "window on rank 0 only: got %s",
+              symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(again), "disagree"), "%s", symcomm_last_error(again));
+  TEST_OK(symcomm_window_free(w));
+  TEST_OK(symcomm_stream_destroy(s2));
+  TEST_OK(symcomm_comm_destroy(again));
+  free(a);
+  free(b);
+}
+
+static void test_stopped(void) {
+  int32_t a[200] = {0}, b[200];
+  size_t count = rank == nranks - 1 ? 200 : 100;
+  expect_disagree(symcomm_allreduce(a, b, count, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+  symcomm_stream_t s2;
+  TEST_OK(symcomm_stream_create(comm, &s2));
+  double t0 = test_now();
+  symcomm_result_t r = symcomm_allreduce(a, b, 100, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "previous collective stopped"), "%s",
+              symcomm_last_error(comm));
+  /* And it stays refused, on any stream. */
+  TEST_EXPECT_RESULT(symcomm_broadcast(a, b, 1, SYMCOMM_INT32, 0, comm, s2),
+                     SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_now() - t0 < 20, "refusing took %.1f s", test_now() - t0);
+  TEST_OK(symcomm_stream_destroy(s2));
+}
+
+static void test_slow_order(void) {
+  symcomm_stream_t s2;
+  TEST_OK(symcomm_stream_create(comm, &s2));
+  int32_t x[5], sum[5], y = rank, total = -1;
+  for (int i = 0; i < 5; i++) {
+    /* Rank 1 comes late to each: every one finishes inside the timeout,
+     * the five together do not. */
+    if (rank == 1)
+      usleep(1000 * 1000);
+    x[i] = rank + i;
+    TEST_OK(symcomm_allreduce(&x[i], &sum[i], 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+  }
+  TEST_OK(symcomm_allreduce(&y, &total, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2));
+  TEST_OK(symcomm_stream_synchronize(s2));
+  SYNC();
+  TEST_ASSERT(total == nranks * (nranks - 1) / 2, "total %d", total);
+  for (int i = 0; i < 5; i++)
+    TEST_ASSERT(sum[i] == nranks * (nranks - 1) / 2 + nranks * i, "sum %d: %d", i, sum[i]);
+  TEST_OK(symcomm_stream_destroy(s2));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows|group\n");
+    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows|"
+                    "group|choices|stopped|slow_order\n");
     return 2;
   }
-  TEST_OK(symcomm_init_from_env(&comm, NULL));
+  const char *what = argv[1];
+  const char *launch_rank = getenv("SYMCOMM_RANK");
+  if (strcmp(what, "choices") == 0 && launch_rank != NULL && strcmp(launch_rank, "0") == 0)
+    setenv("SYMCOMM_ALGO", "allreduce=oneshot", 1);
+  symcomm_config_t config = SYMCOMM_CONFIG_INITIALIZER;
+  if (strcmp(what, "slow_order") == 0)
+    config.timeout_ms = 3000;
+  TEST_OK(symcomm_init_from_env(&comm, &config));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &nranks));
   TEST_OK(symcomm_stream_create(comm, &stream));
-  const char *what = argv[1];
   if (strcmp(what, "matrix") == 0 || strcmp(what, "algos") == 0)
     test_matrix();
   else if (strcmp(what, "large") == 0)
@@ -418,6 +508,12 @@ int main(int argc, char **argv) {
     test_windows();
   else if (strcmp(what, "group") == 0)
     test_group();
+  else if (strcmp(what, "choices") == 0)
+    test_choices();
+  else if (strcmp(what, "stopped") == 0)
+    test_stopped();
+  else if (strcmp(what, "slow_order") == 0)
+    test_slow_order();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -27,7 +27,8 @@ LIB_DIRS := src/util src/bootstrap src/topo src/device src/backend src/backend/h
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 
-# Tools: one folder each under tools/, built from every .c in it.
+# Tools: one folder each under tools/, built from every .c in it; tools/common/
+# holds what they share with each other and with bench/.
 TOOLS := $(notdir $(wildcard tools/symcomm-*))
 TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
 
@@ -76,13 +77,18 @@ $(STLIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)ar rcs $@ $^
 
-# A tool is every .c file in its folder, linked to the shared library.
+# A tool is every .c file in its folder, linked to what it uses of
+# tools/common/ and to the shared library.
 tool_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(1)/*.c))
+TOOLS_COMMON := $(BUILD)/obj/tools/common/libcommon.a
+$(TOOLS_COMMON): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/common/*.c))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)ar rcs $@ $^
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(call tool_objs,$$*) $(SHLIB)
+$(BUILD)/bin/%: $$(call tool_objs,$$*) $(TOOLS_COMMON) $(SHLIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) $(RPATH) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lsymcomm $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $(RPATH) -o $@ $(filter %.o,$^) $(TOOLS_COMMON) -L$(BUILD)/lib -lsymcomm $(LDLIBS)
 
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(SHLIB)
 	@mkdir -p $(dir $@)

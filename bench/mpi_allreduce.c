@@ -6,13 +6,15 @@
  * every rank's result checked, and the rows written as JSON in the format of
  * bench/RESULTS_FORMAT.md so bench/compare.py can put it beside symcomm-perf.
  *
- *   mpicc -O2 -o build/bench/mpi_allreduce bench/mpi_allreduce.c
+ *   mpicc -O2 -o build/bench/mpi_allreduce bench/mpi_allreduce.c tools/common/results_json.c
  *   mpirun -np 8 build/bench/mpi_allreduce -b 8 -e 16M -f 2 --json out.json
  *
  * Exit status: 0 when every element was right, 1 when any was wrong, 2 on a
  * usage or allocation error.
  */
 #include <mpi.h>
+
+#include "../tools/common/results_json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define DEFAULT_MIN_BYTES 8ull
 #define DEFAULT_MAX_BYTES (16ull << 20)
@@ -206,45 +206,6 @@ static void run_size(const struct options *o, int nranks, float *send, float *re
     r->wrong = all_wrong;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-/* "hostname / cpu model xN / no GPU" */
-static void describe_machine(char *buf, size_t len)
-{
-    char host[256] = "unknown", model[256] = "unknown cpu";
-    gethostname(host, sizeof host - 1);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':');
-            if (strncmp(line, "model name", 10) == 0 && colon) {
-                colon++;
-                while (*colon == ' ' || *colon == '\t')
-                    colon++;
-                colon[strcspn(colon, "\n")] = '\0';
-                snprintf(model, sizeof model, "%s", colon);
-                break;
-            }
-        }
-        fclose(f);
-    }
-    snprintf(buf, len, "%s / %s x%ld / no GPU", host, model, sysconf(_SC_NPROCESSORS_ONLN));
-}
-
 static int count_hosts(int nranks)
 {
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
@@ -267,71 +228,22 @@ static int count_hosts(int nranks)
     return hosts;
 }
 
+static void result_row(const void *ctx, size_t i, results_row_t *out)
+{
+    const struct row *r = (const struct row *)ctx + i;
+    *out = (results_row_t){.op = "allreduce", .dtype = "float32", .redop = "sum", .root = -1,
+                           .bytes = r->bytes, .count = r->count, .inplace = 0, .time_us = r->time_us,
+                           .algbw_gbs = r->algbw, .busbw_gbs = r->busbw, .wrong = r->wrong};
+}
+
 static int write_json(const char *path, const char *command, int nranks, int nhosts, const struct row *rows,
                       size_t nrows)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "mpi_allreduce: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char machine[768], date[32];
-    describe_machine(machine, sizeof machine);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-
-    fprintf(f, "{\n  \"tool\": \"mpi-baseline\",\n  \"engine\": \"openmpi\",\n  \"machine\": ");
-    json_string(f, machine);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"nranks\": %d,\n  \"nhosts\": %d,\n  \"command\": ", date, nranks, nhosts);
-    json_string(f, command);
-    fprintf(f, ",\n  \"rows\": [\n");
-    for (size_t i = 0; i < nrows; i++) {
-        const struct row *r = &rows[i];
-        fprintf(f,
-                "    {\"op\": \"allreduce\", \"dtype\": \"float32\", \"redop\": \"sum\", \"root\": -1, "
-                "\"bytes\": %llu, \"count\": %llu, \"inplace\": false, \"time_us\": %.3f, "
-                "\"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}%s\n",
-                r->bytes, r->count, r->time_us, r->algbw, r->busbw, r->wrong, i + 1 < nrows ? "," : "");
-    }
-    fprintf(f, "  ]\n}\n");
-    if (fclose(f) != 0) {
-        fprintf(stderr, "mpi_allreduce: error writing %s\n", path);
-        return -1;
-    }
-    return 0;
-}
-
-/* argv joined by spaces, with arguments that need it in single quotes. */
-static char *join_argv(int argc, char **argv)
-{
-    size_t len = 1;
-    for (int i = 0; i < argc; i++)
-        len += 4 * strlen(argv[i]) + 3;
-    char *s = malloc(len), *p = s;
-    if (!s)
-        return NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int quote = a[0] == '\0' || strpbrk(a, " \t\"'\\$`*?;&|<>()") != NULL;
-        if (i)
-            *p++ = ' ';
-        if (quote)
-            *p++ = '\'';
-        for (; *a; a++) {
-            if (*a == '\'') {
-                memcpy(p, "'\\''", 4);
-                p += 4;
-            } else {
-                *p++ = *a;
-            }
-        }
-        if (quote)
-            *p++ = '\'';
-    }
-    *p = '\0';
-    return s;
+    char machine[768];
+    results_describe_machine(machine, sizeof machine, "no GPU");
+    results_file_t file = {.program = "mpi_allreduce", .tool = "mpi-baseline", .engine = "openmpi",
+                           .machine = machine, .command = command, .nranks = nranks, .nhosts = nhosts};
+    return results_write_json(path, &file, nrows, result_row, rows);
 }
 
 int main(int argc, char **argv)
@@ -423,7 +335,7 @@ int main(int argc, char **argv)
         printf("# Out of bounds values : %lld %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %.4f GB/s\n", busbw_sum / (double)nrows);
         if (o.json_path) {
-            char *cmd = o.command ? NULL : join_argv(argc, argv);
+            char *cmd = o.command ? NULL : results_join_command("", argc, argv);
             if (write_json(o.json_path, o.command ? o.command : cmd ? cmd : argv[0], nranks, nhosts, rows,
                            nrows) != 0)
                 rc = 2;

@@ -9,7 +9,7 @@
 # What it does, in order:
 #   1. installs openmpi-bin and libopenmpi-dev with apt-get when mpicc or mpirun is
 #      missing (as root, or through sudo; --no-install refuses instead);
-#   2. builds bench/mpi_allreduce.c with mpicc -O2 into build/bench/;
+#   2. builds bench/mpi_allreduce.c (and tools/common/results_json.c) with mpicc -O2 into build/bench/;
 #   3. builds symcomm (make -C <repo>) when tools/symcomm-perf exists; when it does
 #      not exist yet, says so and runs the Open MPI side only;
 #   4. for each run and each rank count, runs Open MPI then symcomm, alternately,
@@ -109,9 +109,10 @@ MPIRUN=(mpirun --oversubscribe --mca pml ob1 --mca btl self,vader)
 MPI_BIN=build/bench/mpi_allreduce
 cd "$ROOT"
 mkdir -p build/bench
-if [ ! -x "$MPI_BIN" ] || [ bench/mpi_allreduce.c -nt "$MPI_BIN" ]; then
-    say "building $MPI_BIN: $MPICC -O2 -Wall -Wextra -o $MPI_BIN bench/mpi_allreduce.c"
-    "$MPICC" -O2 -Wall -Wextra -o "$MPI_BIN" bench/mpi_allreduce.c
+MPI_SRCS=(bench/mpi_allreduce.c tools/common/results_json.c)
+if [ ! -x "$MPI_BIN" ] || [ -n "$(find "${MPI_SRCS[@]}" tools/common/results_json.h -newer "$MPI_BIN")" ]; then
+    say "building $MPI_BIN: $MPICC -O2 -Wall -Wextra -o $MPI_BIN ${MPI_SRCS[*]}"
+    "$MPICC" -O2 -Wall -Wextra -o "$MPI_BIN" "${MPI_SRCS[@]}"
 fi
 
 # ---- 3. symcomm -----------------------------------------------------------------

@@ -167,6 +167,43 @@ sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const
   return SYMCOMM_OK;
 }
 
+sc_result_t sc_coll_stage_input(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                size_t off, size_t chunk, int half, uint64_t tag) {
+  SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, c->view->rank, half),
+                        (const char *)call->sendbuf + off * call->elem, chunk * call->elem));
+  return sc_coll_barrier(c, s, off == 0 ? tag : 0);
+}
+
+sc_result_t sc_coll_stage_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                 size_t off, size_t chunk, int half, uint64_t tag) {
+  int n = c->view->nranks;
+  void *dst[SC_BARRIER_MAX_RANKS];
+  const void *from[SC_BARRIER_MAX_RANKS];
+  size_t bytes[SC_BARRIER_MAX_RANKS];
+  char *stage = sc_coll_stage(c, c->view->rank, half);
+  for (int b = 0; b < n; b++) {
+    dst[b] = stage + (size_t)b * chunk * call->elem;
+    from[b] = (const char *)call->sendbuf + ((size_t)b * call->count + off) * call->elem;
+    bytes[b] = chunk * call->elem;
+  }
+  SC_CHECK(sc_coll_copies(c, s, dst, from, bytes, n));
+  return sc_coll_barrier(c, s, off == 0 ? tag : 0);
+}
+
+sc_result_t sc_coll_gather_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                  size_t off, size_t chunk, int half, size_t at) {
+  int n = c->view->nranks;
+  void *dst[SC_BARRIER_MAX_RANKS];
+  const void *from[SC_BARRIER_MAX_RANKS];
+  size_t bytes[SC_BARRIER_MAX_RANKS];
+  for (int r = 0; r < n; r++) {
+    dst[r] = (char *)call->recvbuf + ((size_t)r * call->count + off) * call->elem;
+    from[r] = sc_coll_stage(c, r, half) + at * call->elem;
+    bytes[r] = chunk * call->elem;
+  }
+  return sc_coll_copies(c, s, dst, from, bytes, n);
+}
+
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes) {
   bool first = !(c->logged[kind] & (1u << algo));
   c->logged[kind] |= 1u << algo;

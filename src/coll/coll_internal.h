@@ -39,6 +39,20 @@ sc_result_t sc_coll_reduce(sc_coll_t *c, sc_stream_t *s, void *dst, const void *
 sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const void *const *src,
                            const size_t *bytes, int n);
 
+/* Round steps on the scratch half `half` for the elements [off, off + chunk)
+ * of each block. The staging ones end with the barrier, which carries the
+ * call's tag on the first round (off 0). */
+/* This rank's part of sendbuf into its staging area. */
+sc_result_t sc_coll_stage_input(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                size_t off, size_t chunk, int half, uint64_t tag);
+/* Each of the nranks blocks of sendbuf (count elements each) into the staging
+ * area, block b at b * chunk elements. */
+sc_result_t sc_coll_stage_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                 size_t off, size_t chunk, int half, uint64_t tag);
+/* Into each block r of recvbuf, from rank r's staging area at element `at`. */
+sc_result_t sc_coll_gather_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
+                                  size_t off, size_t chunk, int half, size_t at);
+
 /* The algorithms (coll_reduce_ops.c, coll_data_ops.c). */
 sc_result_t sc_coll_allreduce(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);
 sc_result_t sc_coll_reduce_root(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *s, uint64_t tag);

@@ -20,9 +20,7 @@ static sc_result_t sc_allreduce_oneshot(sc_coll_t *c, const sc_coll_call_t *call
   for (size_t off = 0; off < call->count; off += per) {
     size_t n = call->count - off < per ? call->count - off : per;
     int half = sc_coll_next_half(c);
-    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
-                          (const char *)call->sendbuf + off * call->elem, n * call->elem));
-    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    SC_CHECK(sc_coll_stage_input(c, s, call, off, n, half, tag));
     for (int r = 0; r < v->nranks; r++)
       srcs[r] = sc_coll_stage(c, r, half);
     SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + off * call->elem, srcs, v->nranks, n,
@@ -46,9 +44,7 @@ static sc_result_t sc_allreduce_twoshot(sc_coll_t *c, const sc_coll_call_t *call
     size_t chunk = call->count - off < per ? call->count - off : per;
     char *out = (char *)call->recvbuf + off * call->elem;
     int half = sc_coll_next_half(c);
-    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
-                          (const char *)call->sendbuf + off * call->elem, chunk * call->elem));
-    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    SC_CHECK(sc_coll_stage_input(c, s, call, off, chunk, half, tag));
     size_t lo, hi;
     sc_coll_share(chunk, v->rank, n, &lo, &hi);
     for (int r = 0; r < n; r++)
@@ -141,9 +137,7 @@ sc_result_t sc_coll_reduce_root(sc_coll_t *c, const sc_coll_call_t *call, sc_str
   for (size_t off = 0; off < call->count; off += per) {
     size_t n = call->count - off < per ? call->count - off : per;
     int half = sc_coll_next_half(c);
-    SC_CHECK(sc_coll_copy(c, s, sc_coll_stage(c, v->rank, half),
-                          (const char *)call->sendbuf + off * call->elem, n * call->elem));
-    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    SC_CHECK(sc_coll_stage_input(c, s, call, off, n, half, tag));
     if (v->rank != call->root)
       continue;
     for (int r = 0; r < v->nranks; r++)
@@ -162,21 +156,11 @@ sc_result_t sc_coll_reducescatter(sc_coll_t *c, const sc_coll_call_t *call, sc_s
   int n = v->nranks;
   size_t per = c->area / call->elem / (size_t)n; /* elements of each block per round */
   const void *srcs[SC_REDUCE_MAX_SRCS];
-  void *dst[SC_BARRIER_MAX_RANKS];
-  const void *from[SC_BARRIER_MAX_RANKS];
-  size_t bytes[SC_BARRIER_MAX_RANKS];
   sc_coll_log_choice(c, SC_COLL_REDUCESCATTER, SC_ALGO_DIRECT, call->count * call->elem * (size_t)n);
   for (size_t off = 0; off < call->count; off += per) {
     size_t chunk = call->count - off < per ? call->count - off : per;
     int half = sc_coll_next_half(c);
-    char *stage = sc_coll_stage(c, v->rank, half);
-    for (int b = 0; b < n; b++) {
-      dst[b] = stage + (size_t)b * chunk * call->elem;
-      from[b] = (const char *)call->sendbuf + ((size_t)b * call->count + off) * call->elem;
-      bytes[b] = chunk * call->elem;
-    }
-    SC_CHECK(sc_coll_copies(c, s, dst, from, bytes, n));
-    SC_CHECK(sc_coll_barrier(c, s, off == 0 ? tag : 0));
+    SC_CHECK(sc_coll_stage_blocks(c, s, call, off, chunk, half, tag));
     for (int r = 0; r < n; r++)
       srcs[r] = sc_coll_stage(c, r, half) + (size_t)v->rank * chunk * call->elem;
     SC_CHECK(sc_coll_reduce(c, s, (char *)call->recvbuf + off * call->elem, srcs, n, chunk,

@@ -44,6 +44,7 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   sc_p2p_t *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv state");
+  pthread_mutex_init(&p->lock, NULL);
   sc_result_t res;
   SC_CHECK_GOTO(sc_p2p_params(&p->chunk_bytes, &p->slots), res, fail);
   p->view = view;
@@ -65,17 +66,10 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   }
   SC_CHECK_GOTO(sc_window_create(view, p->ring_offset + n * p->ring_bytes, NULL, 0, &p->win), res,
                 fail);
-  pthread_mutex_init(&p->lock, NULL);
   *out = p;
   return SYMCOMM_OK;
 fail:
-  free(p->sends);
-  free(p->recvs);
-  free(p->send_chunks);
-  free(p->recv_chunks);
-  free(p->send_broken);
-  free(p->recv_broken);
-  free(p);
+  sc_p2p_destroy(p);
   return res;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/results_json.h"
 #include "engine.h"
 
 #define DEFAULT_MIN_BYTES 8
@@ -278,41 +279,17 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
   return 0;
 }
 
-/* argv joined by spaces, quoted where a shell would need it; under
- * symcomm-run, with the symcomm-run command that makes the same job. */
+/* argv quoted for a shell; under symcomm-run, with the symcomm-run command
+ * that makes the same job. */
 static char *join_command(int argc, char **argv, const perf_job_t *job) {
-  size_t len = 128;
-  for (int i = 0; i < argc; i++)
-    len += 4 * strlen(argv[i]) + 3;
-  char *s = malloc(len), *p = s;
-  if (s == NULL)
-    return NULL;
+  char prefix[96] = "";
   if (getenv("SYMCOMM_WORLD_SIZE") != NULL && perf_launcher_rank() != NULL) {
     if (job->nhosts > 1)
-      p += sprintf(p, "symcomm-run -n %d --hosts %d -- ", job->nranks, job->nhosts);
+      snprintf(prefix, sizeof(prefix), "symcomm-run -n %d --hosts %d -- ", job->nranks, job->nhosts);
     else
-      p += sprintf(p, "symcomm-run -n %d -- ", job->nranks);
+      snprintf(prefix, sizeof(prefix), "symcomm-run -n %d -- ", job->nranks);
   }
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int quote = a[0] == '\0' || strpbrk(a, " \t\"'\\$`*?;&|<>()") != NULL;
-    if (i)
-      *p++ = ' ';
-    if (quote)
-      *p++ = '\'';
-    for (; *a; a++) {
-      if (*a == '\'') {
-        memcpy(p, "'\\''", 4);
-        p += 4;
-      } else {
-        *p++ = *a;
-      }
-    }
-    if (quote)
-      *p++ = '\'';
-  }
-  *p = '\0';
-  return s;
+  return results_join_command(prefix, argc, argv);
 }
 
 /* Every rank opens the engine; all stop if any could not. 0 to go on, else
@@ -425,7 +402,7 @@ int main(int argc, char **argv) {
 
   char engine_text[512], card[256], machine[1024];
   eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));
-  perf_describe_machine(machine, sizeof(machine), card);
+  results_describe_machine(machine, sizeof(machine), card);
   char *command = o.command ? strdup(o.command) : join_command(argc, argv, &job);
   char mine[PERF_DEVICE_TEXT] = {0};
   char *devices = calloc((size_t)job.nranks, PERF_DEVICE_TEXT);

@@ -132,7 +132,6 @@ int perf_dtype_from_name(const char *name); /* -1 if unknown; takes nccl-tests' 
 int perf_redop_from_name(const char *name); /* -1 if unknown */
 
 /* ---- output (report.c); rank 0 only */
-void perf_describe_machine(char *buf, size_t len, const char *card);
 /* devices: PERF_DEVICE_TEXT bytes per rank, from each rank's engine. */
 #define PERF_DEVICE_TEXT 96
 void perf_print_header(FILE *out, const perf_options_t *o, const perf_job_t *job,

@@ -1,33 +1,9 @@
 /* What rank 0 prints, in the layout of nccl-tests, and the JSON rows of
  * bench/RESULTS_FORMAT.md. */
-#include <errno.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "../common/results_json.h"
 #include "perf.h"
-
-/* "hostname / cpu model xN / card", as bench/mpi_allreduce.c writes it. */
-void perf_describe_machine(char *buf, size_t len, const char *card) {
-  char host[256] = "unknown", model[256] = "unknown cpu";
-  gethostname(host, sizeof(host) - 1);
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f != NULL) {
-    char line[512];
-    while (fgets(line, sizeof(line), f)) {
-      char *colon = strchr(line, ':');
-      if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-        colon++;
-        colon += strspn(colon, " \t");
-        colon[strcspn(colon, "\n")] = '\0';
-        snprintf(model, sizeof(model), "%s", colon);
-        break;
-      }
-    }
-    fclose(f);
-  }
-  snprintf(buf, len, "%s / %s x%ld / %s", host, model, sysconf(_SC_NPROCESSORS_ONLN), card);
-}
 
 static const char *average_text(perf_average_t a) {
   switch (a) {
@@ -108,55 +84,25 @@ void perf_print_summary(FILE *out, const perf_row_t *rows, size_t nrows, long lo
   fflush(out);
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
+static void perf_result_row(const void *ctx, size_t i, results_row_t *out) {
+  const perf_row_t *r = (const perf_row_t *)ctx + i;
+  *out = (results_row_t){.op = perf_op_name(r->op),
+                         .dtype = symcomm_dtype_string(r->dtype),
+                         .redop = r->redop >= 0 ? symcomm_op_string((symcomm_op_t)r->redop) : "none",
+                         .root = r->root,
+                         .bytes = r->bytes,
+                         .count = r->count,
+                         .inplace = r->inplace,
+                         .time_us = r->time_us,
+                         .algbw_gbs = r->algbw,
+                         .busbw_gbs = r->busbw,
+                         .wrong = r->wrong};
 }
 
 int perf_write_json(const char *path, const char *engine, const char *machine, const char *command,
                     const perf_job_t *job, const perf_row_t *rows, size_t nrows) {
-  FILE *f = fopen(path, "w");
-  if (f == NULL) {
-    fprintf(stderr, "symcomm-perf: cannot write %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  char date[32];
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  fprintf(f, "{\n  \"tool\": \"symcomm-perf\",\n  \"engine\": ");
-  json_string(f, engine);
-  fprintf(f, ",\n  \"machine\": ");
-  json_string(f, machine);
-  fprintf(f, ",\n  \"date\": \"%s\",\n  \"nranks\": %d,\n  \"nhosts\": %d,\n  \"command\": ", date,
-          job->nranks, job->nhosts);
-  json_string(f, command);
-  fprintf(f, ",\n  \"rows\": [\n");
-  for (size_t i = 0; i < nrows; i++) {
-    const perf_row_t *r = &rows[i];
-    fprintf(f,
-            "    {\"op\": \"%s\", \"dtype\": \"%s\", \"redop\": \"%s\", \"root\": %d, "
-            "\"bytes\": %zu, \"count\": %zu, \"inplace\": %s, \"time_us\": %.3f, "
-            "\"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}%s\n",
-            perf_op_name(r->op), symcomm_dtype_string(r->dtype),
-            r->redop >= 0 ? symcomm_op_string((symcomm_op_t)r->redop) : "none", r->root, r->bytes,
-            r->count, r->inplace ? "true" : "false", r->time_us, r->algbw, r->busbw, r->wrong,
-            i + 1 < nrows ? "," : "");
-  }
-  fprintf(f, "  ]\n}\n");
-  if (fclose(f) != 0) {
-    fprintf(stderr, "symcomm-perf: error writing %s\n", path);
-    return -1;
-  }
-  return 0;
+  results_file_t file = {.program = "symcomm-perf", .tool = "symcomm-perf", .engine = engine,
+                         .machine = machine, .command = command, .nranks = job->nranks,
+                         .nhosts = job->nhosts};
+  return results_write_json(path, &file, nrows, perf_result_row, rows);
 }

@@ -13,7 +13,7 @@
  * of place better than small integers do. Results compare bit for bit. */
 #include <string.h>
 
-#include "device/reduce_types.h"
+#include "../common/float16.h"
 #include "perf.h"
 
 static uint64_t mix(uint64_t seed, int rank, size_t i) {
@@ -73,10 +73,10 @@ static void store_int(void *buf, size_t j, symcomm_dtype_t dtype, long long v) {
     ((uint64_t *)buf)[j] = (uint64_t)v;
     break;
   case SYMCOMM_FLOAT16:
-    ((uint16_t *)buf)[j] = sc_float_to_fp16((float)v);
+    ((uint16_t *)buf)[j] = float16_from_float((float)v);
     break;
   case SYMCOMM_BFLOAT16:
-    ((uint16_t *)buf)[j] = sc_float_to_bf16((float)v);
+    ((uint16_t *)buf)[j] = bfloat16_from_float((float)v);
     break;
   case SYMCOMM_FLOAT32:
     ((float *)buf)[j] = (float)v;
@@ -155,9 +155,9 @@ static void finish_float(void *buf, size_t j, symcomm_dtype_t dtype, symcomm_op_
   if (dtype == SYMCOMM_FLOAT32)
     ((float *)buf)[j] = f;
   else if (dtype == SYMCOMM_FLOAT16)
-    ((uint16_t *)buf)[j] = sc_float_to_fp16(f);
+    ((uint16_t *)buf)[j] = float16_from_float(f);
   else
-    ((uint16_t *)buf)[j] = sc_float_to_bf16(f);
+    ((uint16_t *)buf)[j] = bfloat16_from_float(f);
 }
 
 void perf_data_reduced(void *buf, symcomm_dtype_t dtype, symcomm_op_t op, uint64_t seed,

@@ -1,4 +1,6 @@
-/* Window creation that fails on one rank, and window ids, under symcomm-run:
+/* Window creation that fails on one rank, and window ids, under symcomm-run
+ * (a unit test, linked to the static library, because it reads a window's id,
+ * which the public API does not show):
  *   test_window_faults fail     the last rank may open only k more descriptors
  *                               (RLIMIT_NOFILE), for k = 0, 1, 2, ... until a
  *                               window can be made: every step of creation

@@ -113,17 +113,23 @@ $(BUILD)/tests/mp/%: $(BUILD)/obj/tests/mp/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib' -o $@ $< $(TEST_COMMON_OBJ) -L$(BUILD)/lib -lsymcomm $(LDLIBS)
 
-# The main demo: the topology and TP/DP communicators of 8 ranks on 2
-# simulated hosts, then every collective in every type from 8 B to 4 MiB on 8
-# ranks of one simulated host, each result checked (collectives between hosts
-# arrive with the TCP transport).
-run: all
+# The demo, one screen: the topology and TP/DP communicators of 8 ranks on 2
+# simulated hosts, then an all-reduce sweep on 8 ranks of one simulated host,
+# every result checked (collectives between hosts arrive with the TCP
+# transport), and the command for the sweep of every collective and type. The
+# build's progress lines stay off the screen (errors and warnings do not).
+PERF_ALL := $(BUILD)/bin/symcomm-run -n 8 -- $(BUILD)/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 4 -c 1
+run:
+	@echo "make all (quietly), then the demo"
+	@$(MAKE) --no-print-directory all >/dev/null
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/bin/symcomm-topo
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/examples/tp_dp
-	$(BUILD)/bin/symcomm-run -n 8 --timeout 600 -- $(BUILD)/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 4 -n 5 -w 1 -c 1
+	$(BUILD)/bin/symcomm-run -n 8 --timeout 120 -- $(BUILD)/bin/symcomm-perf -b 8 -e 2M -f 64 -n 5 -w 1 -c 1
+	@echo "Every collective in every type, 8 B to 4 MiB (about 1,000 lines): $(PERF_ALL)"
 
-# The suite on this build only.
+# The suite on this build only, once the tools it needs are there.
 check: tests
+	bash tests/need_tools.sh
 	bash tests/run.sh $(BUILD)
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -150,7 +156,7 @@ clean:
 
 help:
 	@echo "make            build library, tools and examples into $(BUILD)/"
-	@echo "make run        the demo: 8 ranks on 2 simulated hosts"
+	@echo "make run        the demo: 8 ranks on 2 simulated hosts, one all-reduce sweep"
 	@echo "make test       the whole suite, plain and under ASan+UBSan"
 	@echo "make check      the suite on this build only"
 	@echo "make install PREFIX=/path"

@@ -5,7 +5,9 @@
  *   build/bin/symcomm-run -n 16 --hosts 2 -- build/examples/tp_dp
  *
  * Then an all-reduce inside each TP group, checked element by element (the DP
- * all-reduce across hosts arrives with the TCP transport). */
+ * all-reduce across hosts arrives with the TCP transport). Each rank prints
+ * one line: its place in each group, the group's members (world ranks), and
+ * the all-reduce's outcome. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,21 +23,18 @@
     }                                                                                         \
   } while (0)
 
-/* One line per communicator: "<label> rank r/n members w0 w1 ... - Init COMPLETE". */
-static void print_comm(int world_rank, const char *label, symcomm_comm_t comm) {
+/* "rank/size {world ranks of the members}" of a split communicator. */
+static void describe(symcomm_comm_t comm, char *text, size_t len) {
   int rank, size;
   CHECK(symcomm_comm_rank(comm, &rank));
   CHECK(symcomm_comm_size(comm, &size));
-  char line[1024];
-  int n = snprintf(line, sizeof(line), "[rank %2d] %-5s comm rank %2d of %2d, members", world_rank,
-                   label, rank, size);
-  for (int r = 0; r < size && n < (int)sizeof(line) - 8; r++) {
+  int n = snprintf(text, len, "%d/%d {", rank, size);
+  for (int r = 0; r < size && n < (int)len - 8; r++) {
     int w;
     CHECK(symcomm_comm_peer_world_rank(comm, r, &w));
-    n += snprintf(line + n, sizeof(line) - (size_t)n, " %d", w);
+    n += snprintf(text + n, len - (size_t)n, r == 0 ? "%d" : " %d", w);
   }
-  printf("%s - Init COMPLETE\n", line);
-  fflush(stdout);
+  snprintf(text + n, len - (size_t)n, "}");
 }
 
 int main(void) {
@@ -45,12 +44,12 @@ int main(void) {
   CHECK(symcomm_comm_rank(world, &rank));
   CHECK(symcomm_comm_host_index(world, &host));
   CHECK(symcomm_comm_local_rank(world, &local));
-  print_comm(rank, "world", world);
 
   CHECK(symcomm_comm_split(world, host, local, &tp)); /* TP: the GPUs of one host */
   CHECK(symcomm_comm_split(world, local, host, &dp)); /* DP: one GPU of each host */
-  print_comm(rank, "TP", tp);
-  print_comm(rank, "DP", dp);
+  char tp_text[512], dp_text[512];
+  describe(tp, tp_text, sizeof(tp_text));
+  describe(dp, dp_text, sizeof(dp_text));
 
   /* TP all-reduce: every element is the sum over the group, exactly. */
   int tp_rank, tp_size;
@@ -69,8 +68,8 @@ int main(void) {
   int wrong = 0;
   for (int i = 0; i < COUNT; i++)
     wrong += grad[i] != (float)(tp_size * (tp_size - 1) / 2 + tp_size * (i % 7));
-  printf("[rank %2d] TP    all-reduce of %d floats: %s\n", rank, COUNT,
-         wrong == 0 ? "every element checked" : "WRONG");
+  printf("[rank %2d] TP %s  DP %s  all-reduce of %d floats in TP: %s\n", rank, tp_text, dp_text,
+         COUNT, wrong == 0 ? "checked" : "WRONG");
   fflush(stdout);
   CHECK(symcomm_stream_destroy(stream));
   free(grad);

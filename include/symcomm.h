@@ -72,7 +72,7 @@ typedef struct symcomm_unique_id {
 typedef struct symcomm_config {
   size_t size;          /* sizeof(symcomm_config_t) as the caller was built */
   unsigned int version; /* SYMCOMM_VERSION as the caller was built */
-  int timeout_ms;       /* bound on every bootstrap wait; 0 = SYMCOMM_TIMEOUT */
+  int timeout_ms;       /* how long any wait may go without progress; 0 = SYMCOMM_TIMEOUT */
   int device;           /* device index on this host; -1 = SYMCOMM_DEVICE, else the local rank */
   const char *name;     /* shown in log lines; NULL = none. Copied at init. */
 } symcomm_config_t;
@@ -87,10 +87,12 @@ SYMCOMM_API symcomm_result_t symcomm_get_version(int *version);
 /* A constant name for a result code ("SYMCOMM_ERR_TIMEOUT"); never NULL. */
 SYMCOMM_API const char *symcomm_result_string(symcomm_result_t result);
 
-/* The sentence that explains the last failure of a call on this communicator,
- * or, with comm == NULL, of the last failed call made by this thread (use that
- * after a failed init). Empty string when nothing has failed. The text stays
- * valid until the next call on the same communicator (or thread). */
+/* The sentence that explains the last failure of a call on this communicator
+ * or on one of its windows (or the error of a stream it created, once
+ * synchronize or query returned it), or, with comm == NULL, of the last failed
+ * call made by this thread (use that after a failed init, or when a handle was
+ * not one at all). Empty string when nothing has failed. The text stays valid
+ * until the next call on the same communicator (or thread). */
 SYMCOMM_API const char *symcomm_last_error(symcomm_comm_t comm);
 
 /* ---------------------------------------------------------------- communicators */
@@ -100,7 +102,10 @@ SYMCOMM_API const char *symcomm_last_error(symcomm_comm_t comm);
  * SYMCOMM_ADDR when set, else on an interface chosen by SYMCOMM_SOCKET_IFNAME. */
 SYMCOMM_API symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id);
 
-/* Collective over nranks processes: each calls it with its own rank in [0, nranks). */
+/* Collective over nranks processes: each calls it with its own rank in [0, nranks).
+ * At most 64 ranks may share a host (one GPU each); a job with more on one
+ * host fails on every rank with SYMCOMM_ERR_UNSUPPORTED. Environment variables
+ * are read here (and by split), not later. */
 SYMCOMM_API symcomm_result_t symcomm_comm_init(symcomm_comm_t *comm, int nranks,
                                                const symcomm_unique_id_t *id, int rank,
                                                const symcomm_config_t *config);

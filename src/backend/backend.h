@@ -1,12 +1,15 @@
 /* The device interface: everything symcomm asks of a GPU, as one const ops
- * table per backend, chosen once per process (SYMCOMM_BACKEND). Layers above
- * never call CUDA or the simulated device directly.
+ * table per backend, chosen when a communicator opens its device
+ * (SYMCOMM_BACKEND; a stream is used only with communicators of its backend).
+ * Layers above never call CUDA or the simulated device directly.
  *
  *   memory     exportable allocations: allocate, export as an fd, import a
- *              peer's fd, free (unmap, then release)
+ *              peer's fd, free (unmap, then release); host memory the device
+ *              reads and writes
  *   streams    ordered queues of work; events mark points in them
- *   work       stream-ordered: copy, signal, wait, and "programs" (src/device/)
- *              that run a whole protocol step in one launch
+ *   work       stream-ordered: copy, and launch of a device program
+ *              (src/device/program.h: SIGNAL, WAIT, REDUCE, P2P, BARRIER,
+ *              COPIES), each a whole protocol step in one launch
  *
  * Waits that run in a stream are bounded: by the communicator's abort word and
  * by a timeout; a wait that gives up stops its stream with a sentence that

@@ -150,10 +150,10 @@ sc_result_t sc_coll_reduce(sc_coll_t *c, sc_stream_t *s, void *dst, const void *
 
 sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const void *const *src,
                            const size_t *bytes, int n) {
-  for (int first = 0; first < n; first += SC_COPIES_MAX) {
+  for (int first = 0; first < n; first += SC_MAX_LOCAL_RANKS) {
     sc_copies_args_t a;
     memset(&a, 0, sizeof(a));
-    for (int i = first; i < n && a.n < SC_COPIES_MAX; i++) {
+    for (int i = first; i < n && a.n < SC_MAX_LOCAL_RANKS; i++) {
       if (bytes[i] == 0 || dst[i] == src[i])
         continue;
       a.dst[a.n] = dst[i];
@@ -177,9 +177,9 @@ sc_result_t sc_coll_stage_input(sc_coll_t *c, sc_stream_t *s, const sc_coll_call
 sc_result_t sc_coll_stage_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
                                  size_t off, size_t chunk, int half, uint64_t tag) {
   int n = c->view->nranks;
-  void *dst[SC_BARRIER_MAX_RANKS];
-  const void *from[SC_BARRIER_MAX_RANKS];
-  size_t bytes[SC_BARRIER_MAX_RANKS];
+  void *dst[SC_MAX_LOCAL_RANKS];
+  const void *from[SC_MAX_LOCAL_RANKS];
+  size_t bytes[SC_MAX_LOCAL_RANKS];
   char *stage = sc_coll_stage(c, c->view->rank, half);
   for (int b = 0; b < n; b++) {
     dst[b] = stage + (size_t)b * chunk * call->elem;
@@ -193,9 +193,9 @@ sc_result_t sc_coll_stage_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_cal
 sc_result_t sc_coll_gather_blocks(sc_coll_t *c, sc_stream_t *s, const sc_coll_call_t *call,
                                   size_t off, size_t chunk, int half, size_t at) {
   int n = c->view->nranks;
-  void *dst[SC_BARRIER_MAX_RANKS];
-  const void *from[SC_BARRIER_MAX_RANKS];
-  size_t bytes[SC_BARRIER_MAX_RANKS];
+  void *dst[SC_MAX_LOCAL_RANKS];
+  const void *from[SC_MAX_LOCAL_RANKS];
+  size_t bytes[SC_MAX_LOCAL_RANKS];
   for (int r = 0; r < n; r++) {
     dst[r] = (char *)call->recvbuf + ((size_t)r * call->count + off) * call->elem;
     from[r] = sc_coll_stage(c, r, half) + at * call->elem;

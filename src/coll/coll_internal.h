@@ -35,7 +35,7 @@ sc_result_t sc_coll_copy(sc_coll_t *c, sc_stream_t *s, void *dst, const void *sr
 sc_result_t sc_coll_barrier(sc_coll_t *c, sc_stream_t *s, uint64_t tag);
 sc_result_t sc_coll_reduce(sc_coll_t *c, sc_stream_t *s, void *dst, const void *const *srcs,
                            int nsrcs, size_t count, int dtype, int op);
-/* Up to SC_COPIES_MAX copies per launch; more are split into several. */
+/* Up to SC_MAX_LOCAL_RANKS copies per launch; more are split into several. */
 sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const void *const *src,
                            const size_t *bytes, int n);
 

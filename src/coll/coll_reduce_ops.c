@@ -6,9 +6,14 @@
 #include "util/log.h"
 
 /* The part of [0, n) that rank r of `ranks` handles: balanced, in order. */
+static size_t sc_coll_share_start(size_t n, int r, int ranks) {
+  /* n * r / ranks, without the product (which can pass SIZE_MAX) */
+  return n / (size_t)ranks * (size_t)r + n % (size_t)ranks * (size_t)r / (size_t)ranks;
+}
+
 static void sc_coll_share(size_t n, int r, int ranks, size_t *lo, size_t *hi) {
-  *lo = n * (size_t)r / (size_t)ranks;
-  *hi = n * (size_t)(r + 1) / (size_t)ranks;
+  *lo = sc_coll_share_start(n, r, ranks);
+  *hi = sc_coll_share_start(n, r + 1, ranks);
 }
 
 /* One-shot: stage the input; every rank reduces all of the peers' inputs. */
@@ -16,7 +21,7 @@ static sc_result_t sc_allreduce_oneshot(sc_coll_t *c, const sc_coll_call_t *call
                                         uint64_t tag) {
   const sc_comm_view_t *v = c->view;
   size_t per = c->area / call->elem;
-  const void *srcs[SC_REDUCE_MAX_SRCS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
   for (size_t off = 0; off < call->count; off += per) {
     size_t n = call->count - off < per ? call->count - off : per;
     int half = sc_coll_next_half(c);
@@ -36,10 +41,10 @@ static sc_result_t sc_allreduce_twoshot(sc_coll_t *c, const sc_coll_call_t *call
   const sc_comm_view_t *v = c->view;
   int n = v->nranks;
   size_t per = c->area / call->elem;
-  const void *srcs[SC_REDUCE_MAX_SRCS];
-  void *dst[SC_BARRIER_MAX_RANKS];
-  const void *from[SC_BARRIER_MAX_RANKS];
-  size_t bytes[SC_BARRIER_MAX_RANKS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  void *dst[SC_MAX_LOCAL_RANKS];
+  const void *from[SC_MAX_LOCAL_RANKS];
+  size_t bytes[SC_MAX_LOCAL_RANKS];
   for (size_t off = 0; off < call->count; off += per) {
     size_t chunk = call->count - off < per ? call->count - off : per;
     char *out = (char *)call->recvbuf + off * call->elem;
@@ -73,10 +78,10 @@ static sc_result_t sc_allreduce_windows(sc_coll_t *c, const sc_coll_call_t *call
                                         const sc_dev_window_t *out, size_t out_off) {
   const sc_comm_view_t *v = c->view;
   int n = v->nranks;
-  const void *srcs[SC_REDUCE_MAX_SRCS];
-  void *dst[SC_BARRIER_MAX_RANKS];
-  const void *from[SC_BARRIER_MAX_RANKS];
-  size_t bytes[SC_BARRIER_MAX_RANKS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  void *dst[SC_MAX_LOCAL_RANKS];
+  const void *from[SC_MAX_LOCAL_RANKS];
+  size_t bytes[SC_MAX_LOCAL_RANKS];
   size_t lo, hi;
   SC_CHECK(sc_coll_barrier(c, s, tag));
   sc_coll_share(call->count, v->rank, n, &lo, &hi);
@@ -132,7 +137,7 @@ sc_result_t sc_coll_reduce_root(sc_coll_t *c, const sc_coll_call_t *call, sc_str
                                 uint64_t tag) {
   const sc_comm_view_t *v = c->view;
   size_t per = c->area / call->elem;
-  const void *srcs[SC_REDUCE_MAX_SRCS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
   sc_coll_log_choice(c, SC_COLL_REDUCE, SC_ALGO_ONESHOT, call->count * call->elem);
   for (size_t off = 0; off < call->count; off += per) {
     size_t n = call->count - off < per ? call->count - off : per;
@@ -155,7 +160,7 @@ sc_result_t sc_coll_reducescatter(sc_coll_t *c, const sc_coll_call_t *call, sc_s
   const sc_comm_view_t *v = c->view;
   int n = v->nranks;
   size_t per = c->area / call->elem / (size_t)n; /* elements of each block per round */
-  const void *srcs[SC_REDUCE_MAX_SRCS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
   sc_coll_log_choice(c, SC_COLL_REDUCESCATTER, SC_ALGO_DIRECT, call->count * call->elem * (size_t)n);
   for (size_t off = 0; off < call->count; off += per) {
     size_t chunk = call->count - off < per ? call->count - off : per;

@@ -7,7 +7,6 @@
 
 #include "core/stream.h"
 #include "util/log.h"
-#include "util/param.h"
 
 /* Two buffers of `a` and `b` bytes that overlap, but not as the same start. */
 static bool sc_overlap(const void *x, size_t a, const void *y, size_t b) {
@@ -28,11 +27,10 @@ static void sc_call_text(const sc_coll_call_t *call, char *buf, size_t len) {
   snprintf(buf + n, len - (size_t)n, ")");
 }
 
-/* SYMCOMM_CHECK=1: every rank shows its call to the others through the root. */
+/* SYMCOMM_CHECK=1 (as read at init): every rank shows its call to the others
+ * through the root. */
 static sc_result_t sc_coll_check_agreement(struct symcomm_comm *comm, const sc_coll_call_t *call) {
-  long long on = 0;
-  SC_CHECK(sc_param_int(SC_PARAM_CHECK, &on, NULL));
-  if (!on)
+  if (!comm->options.check_calls)
     return SYMCOMM_OK;
   typedef struct { int64_t kind, count, dtype, op, root; } desc_t;
   desc_t mine = {call->kind, (int64_t)call->count, call->dtype, call->op, call->root};

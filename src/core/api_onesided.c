@@ -2,18 +2,17 @@
 #include "core/stream.h"
 #include "util/log.h"
 
-/* Checks a window and a stream for an operation; *comm is the window's. */
+/* Checks a window and a stream for an operation on comm, the window's. */
 static sc_result_t sc_onesided_check(sc_window_t *win, symcomm_stream_t stream, const char *call,
-                                     struct symcomm_comm **comm) {
+                                     struct symcomm_comm *comm) {
   if (win == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: the window is NULL", call);
+  if (comm == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: not a window", call);
   if (win->magic == SC_WINDOW_FREED)
     return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN, "%s: the window was freed", call);
-  if (win->magic != SC_WINDOW_MAGIC)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: not a window", call);
-  *comm = sc_comm_of_view(win->view);
-  SC_CHECK(sc_comm_check_alive(*comm));
-  return sc_stream_use(stream, *comm);
+  SC_CHECK(sc_comm_check_alive(comm));
+  return sc_stream_use(stream, comm);
 }
 
 static sc_result_t sc_onesided_peer(sc_window_t *win, int peer, const char *call) {
@@ -39,13 +38,20 @@ static sc_result_t sc_put(sc_window_t *win, int peer, size_t dst_offset, const v
   return win->view->ops->copy(stream->stream, (char *)win->peer[peer] + dst_offset, src, bytes);
 }
 
-static sc_result_t sc_signal_check(int slot, symcomm_signal_op_t op) {
+/* A slot of the signal pad, and whether what is done to it (`kind` `value`,
+ * a signal operation or a comparison) is one symcomm knows. */
+static sc_result_t sc_slot_check(int slot, bool known, const char *kind, int value) {
   if (slot < 0 || slot >= SYMCOMM_SIGNAL_SLOTS)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "signal slot %d is not in [0, %d)", slot,
                     SYMCOMM_SIGNAL_SLOTS);
-  if (op != SYMCOMM_SIGNAL_SET && op != SYMCOMM_SIGNAL_ADD)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "unknown signal operation %d", (int)op);
+  if (!known)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "unknown %s %d", kind, value);
   return SYMCOMM_OK;
+}
+
+static sc_result_t sc_signal_check(int slot, symcomm_signal_op_t op) {
+  return sc_slot_check(slot, op == SYMCOMM_SIGNAL_SET || op == SYMCOMM_SIGNAL_ADD, "signal operation",
+                       (int)op);
 }
 
 static sc_result_t sc_signal(sc_window_t *win, int peer, int slot, uint64_t value,
@@ -60,9 +66,10 @@ static sc_result_t sc_signal(sc_window_t *win, int peer, int slot, uint64_t valu
 symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset, const void *src,
                              size_t bytes, symcomm_stream_t stream) {
   sc_error_clear();
-  struct symcomm_comm *comm = NULL;
-  SC_CHECK(sc_onesided_check(win, stream, "symcomm_put", &comm));
-  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_put");
+  struct symcomm_comm *comm = sc_comm_of_window(win);
+  sc_result_t res = sc_onesided_check(win, stream, "symcomm_put", comm);
+  if (res == SYMCOMM_OK)
+    res = sc_onesided_peer(win, peer, "symcomm_put");
   if (res == SYMCOMM_OK)
     res = sc_put(win, peer, dst_offset, src, bytes, stream);
   return sc_comm_finish(comm, res);
@@ -71,9 +78,10 @@ symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset, 
 symcomm_result_t symcomm_signal(symcomm_window_t win, int peer, int slot, uint64_t value,
                                 symcomm_signal_op_t op, symcomm_stream_t stream) {
   sc_error_clear();
-  struct symcomm_comm *comm = NULL;
-  SC_CHECK(sc_onesided_check(win, stream, "symcomm_signal", &comm));
-  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_signal");
+  struct symcomm_comm *comm = sc_comm_of_window(win);
+  sc_result_t res = sc_onesided_check(win, stream, "symcomm_signal", comm);
+  if (res == SYMCOMM_OK)
+    res = sc_onesided_peer(win, peer, "symcomm_signal");
   if (res == SYMCOMM_OK)
     res = sc_signal(win, peer, slot, value, op, stream);
   return sc_comm_finish(comm, res);
@@ -83,9 +91,10 @@ symcomm_result_t symcomm_put_signal(symcomm_window_t win, int peer, size_t dst_o
                                     const void *src, size_t bytes, int slot, uint64_t value,
                                     symcomm_signal_op_t op, symcomm_stream_t stream) {
   sc_error_clear();
-  struct symcomm_comm *comm = NULL;
-  SC_CHECK(sc_onesided_check(win, stream, "symcomm_put_signal", &comm));
-  sc_result_t res = sc_onesided_peer(win, peer, "symcomm_put_signal");
+  struct symcomm_comm *comm = sc_comm_of_window(win);
+  sc_result_t res = sc_onesided_check(win, stream, "symcomm_put_signal", comm);
+  if (res == SYMCOMM_OK)
+    res = sc_onesided_peer(win, peer, "symcomm_put_signal");
   /* Check the signal's arguments before queueing the put: all or nothing. */
   if (res == SYMCOMM_OK)
     res = sc_signal_check(slot, op);
@@ -99,14 +108,10 @@ symcomm_result_t symcomm_put_signal(symcomm_window_t win, int peer, size_t dst_o
 symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp_t cmp,
                                      uint64_t value, symcomm_stream_t stream) {
   sc_error_clear();
-  struct symcomm_comm *comm = NULL;
-  SC_CHECK(sc_onesided_check(win, stream, "symcomm_wait_signal", &comm));
-  sc_result_t res = SYMCOMM_OK;
-  if (slot < 0 || slot >= SYMCOMM_SIGNAL_SLOTS)
-    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "signal slot %d is not in [0, %d)", slot,
-                   SYMCOMM_SIGNAL_SLOTS);
-  else if (cmp != SYMCOMM_CMP_GE && cmp != SYMCOMM_CMP_EQ)
-    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "unknown comparison %d", (int)cmp);
+  struct symcomm_comm *comm = sc_comm_of_window(win);
+  sc_result_t res = sc_onesided_check(win, stream, "symcomm_wait_signal", comm);
+  if (res == SYMCOMM_OK)
+    res = sc_slot_check(slot, cmp == SYMCOMM_CMP_GE || cmp == SYMCOMM_CMP_EQ, "comparison", (int)cmp);
   if (res == SYMCOMM_OK) {
     sc_window_pad_t *pad = win->pads[win->view->rank];
     sc_wait_args_t args = {.slot = &pad->slots[slot], .value = value, .cmp = (int)cmp,

@@ -130,8 +130,10 @@ symcomm_result_t symcomm_group_end(void) {
                        "symcomm_group_end: one group uses two communicators on one stream; give "
                        "each communicator its own stream (nothing of the group was queued)");
   if (res != SYMCOMM_OK) {
-    for (int i = g->count - 1; i >= 0; i--)
+    for (int i = g->count - 1; i >= 0; i--) {
       sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
+      sc_comm_finish(g->entries[i].comm, res); /* the refusal is every member's last error */
+    }
     free(g->entries);
     *g = (sc_group_t){0};
     return res;
@@ -159,8 +161,10 @@ symcomm_result_t symcomm_group_end(void) {
       res = r;
   }
   if (batch == NULL)
-    for (int i = g->count - 1; i >= 0; i--)
+    for (int i = g->count - 1; i >= 0; i--) {
       sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
+      sc_comm_finish(g->entries[i].comm, res);
+    }
   free(batch);
   free(g->entries);
   *g = (sc_group_t){0};

@@ -139,11 +139,12 @@ symcomm_result_t symcomm_window_free(symcomm_window_t win) {
   sc_error_clear();
   if (win == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_window_free: window is NULL");
-  if (win->magic == SC_WINDOW_FREED)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN, "symcomm_window_free: the window was already freed");
-  if (win->magic != SC_WINDOW_MAGIC)
+  struct symcomm_comm *comm = sc_comm_of_window(win);
+  if (comm == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_window_free: not a window");
-  struct symcomm_comm *comm = sc_comm_of_view(win->view);
+  if (win->magic == SC_WINDOW_FREED)
+    return sc_comm_finish(comm, SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
+                                         "symcomm_window_free: the window was already freed"));
   /* Work this rank queued may still write through the window: let it finish
    * before the barrier after which peers unmap. The struct stays on the
    * communicator's list, marked freed, so that later use of the handle is

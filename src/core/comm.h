@@ -1,6 +1,10 @@
 /* The communicator: who its ranks are, where they run, how its host's GPUs
- * connect, and its bootstrap. Everything in here is decided at init or split
- * and read-only afterwards, except the abort flag and the last error. */
+ * connect, and its bootstrap. Those, its options and its device are decided
+ * at init or split and stay as they are. What changes afterwards is the state
+ * of its work: the lists under `lock` (windows, buffers, streams used), the
+ * collective and send/recv state (coll, p2p, coll_broken, coll_last_stream),
+ * changed by the calls that queue work, and, from any thread, the abort flag
+ * and the last error. */
 #ifndef SC_CORE_COMM_H
 #define SC_CORE_COMM_H
 
@@ -45,6 +49,7 @@ typedef struct sc_comm_options {
   int device; /* -1 = the local rank */
   char name[64];
   int host_ranks_hint; /* ranks of the whole job on this host, as the launcher or a parent knows; 0 = unknown */
+  bool check_calls;    /* SYMCOMM_CHECK: collectives compare calls through the root */
 } sc_comm_options_t;
 
 struct symcomm_comm {
@@ -95,6 +100,16 @@ static inline struct symcomm_comm *sc_comm_of_view(const sc_comm_view_t *view) {
   return (struct symcomm_comm *)((char *)view - offsetof(struct symcomm_comm, view));
 }
 
+/* The communicator of a window handle, freed or not (a freed window stays
+ * known to its communicator until destroy), so that every failed check of a
+ * call on the window becomes that communicator's last error; NULL when the
+ * handle is no window. */
+static inline struct symcomm_comm *sc_comm_of_window(const sc_window_t *win) {
+  if (win == NULL || (win->magic != SC_WINDOW_MAGIC && win->magic != SC_WINDOW_FREED))
+    return NULL;
+  return sc_comm_of_view(win->view);
+}
+
 /* Checks a handle passed to a public call. */
 sc_result_t sc_comm_check(const struct symcomm_comm *comm);
 /* Copies this thread's error sentence to the communicator when res failed;
@@ -119,8 +134,10 @@ void sc_comm_free_failed(struct symcomm_comm *comm);
 sc_result_t sc_comm_exchange_identity(struct symcomm_comm *comm);
 
 /* Numbers the hosts of comm (by lowest rank) from peers[].host_hash and sets
- * every peer's host and local rank, and comm's own. */
-void sc_comm_assign_hosts(struct symcomm_comm *comm);
+ * every peer's host and local rank, and comm's own. UNSUPPORTED when a host
+ * has more than SC_MAX_LOCAL_RANKS of them: the one place that limit is
+ * checked. */
+sc_result_t sc_comm_assign_hosts(struct symcomm_comm *comm);
 
 /* Builds comm->host_topo from peers[] (busid, dev) and the links between ranks
  * of one host given by `links_of(ctx, rank_a, rank_b, &link, &nvlinks)`. */

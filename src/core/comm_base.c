@@ -36,13 +36,25 @@ sc_result_t sc_comm_check_alive(struct symcomm_comm *comm) {
 sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_options_t *out) {
   sc_comm_options_t o = {.timeout_ms = 300000, .device = -1};
   SC_CHECK(sc_param_milliseconds(SC_PARAM_TIMEOUT, &o.timeout_ms));
+  /* It bounds every wait, counted from the last progress: under a millisecond
+   * nothing could ever finish. */
+  if (o.timeout_ms <= 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV,
+                    "SYMCOMM_TIMEOUT=%s: every wait would give up at once; give the seconds a "
+                    "wait may go without progress, at least 0.001 (default %s)",
+                    sc_param_string(SC_PARAM_TIMEOUT), sc_param_def(SC_PARAM_TIMEOUT)->default_value);
   long long device = -1;
   bool set = false;
   SC_CHECK(sc_param_int(SC_PARAM_DEVICE, &device, &set));
-  if (device < -1 || device >= SC_TOPO_MAX_GPUS)
+  if (device < -1 || device >= SC_MAX_LOCAL_RANKS)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_DEVICE=%lld is not -1..%d", device,
-                    SC_TOPO_MAX_GPUS - 1);
+                    SC_MAX_LOCAL_RANKS - 1);
   o.device = (int)device;
+  long long check = 0;
+  SC_CHECK(sc_param_int(SC_PARAM_CHECK, &check, NULL));
+  if (check != 0 && check != 1)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_CHECK=%lld: use 0 or 1", check);
+  o.check_calls = check == 1;
   if (config != NULL) {
     if (config->size < SC_CONFIG_V1_SIZE || config->version == 0)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
@@ -55,9 +67,9 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
     if (config->timeout_ms < 0)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
                       "config.timeout_ms = %d; use 0 for SYMCOMM_TIMEOUT", config->timeout_ms);
-    if (config->device < -1 || config->device >= SC_TOPO_MAX_GPUS)
+    if (config->device < -1 || config->device >= SC_MAX_LOCAL_RANKS)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "config.device = %d is not -1..%d",
-                      config->device, SC_TOPO_MAX_GPUS - 1);
+                      config->device, SC_MAX_LOCAL_RANKS - 1);
     if (config->timeout_ms > 0)
       o.timeout_ms = config->timeout_ms;
     if (config->device >= 0)

@@ -56,14 +56,15 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
    * stream's worker. */
   long long spin = -1;
   SC_CHECK(sc_param_int(SC_PARAM_SPIN_US, &spin, NULL));
+  if (spin < -1 || spin > 1000000)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV,
+                    "SYMCOMM_SPIN_US=%lld: use -1 (automatic) or 0 to 1000000 microseconds", spin);
   if (spin < 0) {
     int ranks = comm->local_size > comm->options.host_ranks_hint ? comm->local_size
                                                                   : comm->options.host_ranks_hint;
     long cores = sc_usable_cores();
     spin = cores > 0 && 2 * (long)ranks <= cores ? 20 : 0;
   }
-  if (spin > 1000000)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_SPIN_US=%lld is over a second", spin);
   v->guard = (sc_guard_t){.abort_word = comm->abort_word, .timeout_ms = comm->options.timeout_ms,
                           .spin_us = (uint32_t)spin};
   v->exchanges = 0;

@@ -67,7 +67,7 @@ static sc_result_t sc_exchange_hosts(struct symcomm_comm *comm) {
       memcpy(p->hostname, all[r].hostname, sizeof(p->hostname));
       p->hostname[sizeof(p->hostname) - 1] = '\0';
     }
-    sc_comm_assign_hosts(comm);
+    res = sc_comm_assign_hosts(comm);
   }
   free(all);
   return res;

@@ -5,7 +5,7 @@
 #include "core/comm.h"
 #include "util/log.h"
 
-void sc_comm_assign_hosts(struct symcomm_comm *comm) {
+sc_result_t sc_comm_assign_hosts(struct symcomm_comm *comm) {
   int nhosts = 0;
   for (int r = 0; r < comm->nranks; r++) {
     sc_peer_t *p = &comm->peers[r];
@@ -30,6 +30,22 @@ void sc_comm_assign_hosts(struct symcomm_comm *comm) {
   for (int r = 0; r < comm->nranks; r++)
     if (comm->peers[r].host == me->host)
       comm->local_size++;
+  /* Every rank sees every host, so all of them refuse alike. Local ranks
+   * count up from 0 on each host: one past the largest is the host's size. */
+  for (int r = 0; r < comm->nranks; r++) {
+    const sc_peer_t *p = &comm->peers[r];
+    if (p->local_rank < SC_MAX_LOCAL_RANKS)
+      continue;
+    char sim[16] = "";
+    if (p->sim_host >= 0)
+      snprintf(sim, sizeof(sim), "/sim%d", p->sim_host);
+    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_INIT,
+                    "host %d (%s%s) has more than %d ranks of this communicator (rank %d is its "
+                    "%dth); symcomm supports at most %d ranks per host, one per GPU",
+                    p->host, p->hostname, sim, SC_MAX_LOCAL_RANKS, r, p->local_rank + 1,
+                    SC_MAX_LOCAL_RANKS);
+  }
+  return SYMCOMM_OK;
 }
 
 sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn links_of,
@@ -47,12 +63,6 @@ sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn 
     for (int r = 0; r < comm->nranks; r++)
       if (comm->peers[r].host == h)
         members[n++] = r;
-    if (n > SC_TOPO_MAX_GPUS) {
-      res = SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_TOPO,
-                     "host %d (%s) has %d ranks of this communicator; at most %d are supported", h,
-                     comm->peers[members[0]].hostname, n, SC_TOPO_MAX_GPUS);
-      break;
-    }
     sc_topo_t *topo = NULL;
     SC_CHECK_GOTO(sc_topo_alloc(n, "communicator", &topo), res, done);
     for (int a = 0; a < n; a++) {

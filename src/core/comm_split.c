@@ -79,7 +79,7 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
     parent_rank[i] = members[i].parent_rank;
     child->peers[i] = parent->peers[members[i].parent_rank];
   }
-  sc_comm_assign_hosts(child);
+  SC_CHECK_GOTO(sc_comm_assign_hosts(child), res, fail);
   sc_split_links_t links = {.parent = parent, .parent_rank = parent_rank};
   SC_CHECK_GOTO(sc_comm_build_host_topos(child, sc_split_link_lookup, &links), res, fail);
   /* Until the split returns, aborting the parent is what interrupts it. */

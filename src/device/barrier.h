@@ -9,7 +9,7 @@ SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,
                                   sc_dev_error_t *err) {
   sc_dev_begin(ctx, &a->guard);
   err->kind = SC_DEV_OK;
-  if (a->n < 1 || a->n > SC_BARRIER_MAX_RANKS || a->me < 0 || a->me >= a->n) {
+  if (a->n < 1 || a->n > SC_MAX_LOCAL_RANKS || a->me < 0 || a->me >= a->n) {
     err->kind = SC_DEV_BAD_ARGS;
     err->a = SC_PROGRAM_BARRIER;
     return;
@@ -50,7 +50,7 @@ SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,
 SC_DEV_FN void sc_dev_copies_run(sc_dev_ctx_t *ctx, const sc_copies_args_t *a,
                                  sc_dev_error_t *err) {
   err->kind = SC_DEV_OK;
-  if (a->n < 0 || a->n > SC_COPIES_MAX) {
+  if (a->n < 0 || a->n > SC_MAX_LOCAL_RANKS) {
     err->kind = SC_DEV_BAD_ARGS;
     err->a = SC_PROGRAM_COPIES;
     return;

@@ -11,8 +11,6 @@
 #define SC_P2P_FN static inline
 #endif
 
-#define SC_P2P_MAX_PEERS 64 /* ranks of one communicator on one host */
-
 typedef struct sc_p2p_line {
   uint64_t value;
   uint64_t reserved[7]; /* a cache line each: written by different ranks */
@@ -27,7 +25,7 @@ typedef struct sc_p2p_peer_lines {
 
 typedef struct sc_p2p_pad {
   sc_doorbell_t bell;
-  sc_p2p_peer_lines_t peer[SC_P2P_MAX_PEERS];
+  sc_p2p_peer_lines_t peer[SC_MAX_LOCAL_RANKS];
 } sc_p2p_pad_t;
 
 enum { SC_P2P_SEND = 0, SC_P2P_RECV = 1 };
@@ -64,7 +62,7 @@ typedef struct sc_p2p_args {
 enum { SC_P2P_PHASE_ORDER = 0, SC_P2P_PHASE_HANDSHAKE, SC_P2P_PHASE_CHUNKS, SC_P2P_PHASE_DONE };
 
 SC_P2P_FN uint64_t sc_p2p_chunks(uint64_t bytes, uint64_t chunk_bytes) {
-  return bytes == 0 ? 1 : (bytes + chunk_bytes - 1) / chunk_bytes;
+  return bytes == 0 ? 1 : bytes / chunk_bytes + (bytes % chunk_bytes != 0);
 }
 
 #endif

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/rank_limit.h"
+
 typedef enum sc_program {
   SC_PROGRAM_SIGNAL = 0, /* sc_signal_args_t */
   SC_PROGRAM_WAIT = 1,   /* sc_wait_args_t */
@@ -71,22 +73,19 @@ typedef struct sc_wait_args {
   sc_guard_t guard;
 } sc_wait_args_t;
 
-#define SC_REDUCE_MAX_SRCS 64 /* all ranks of one host, so fp16/bf16 accumulate once in float */
-
-/* dst[i] = op over srcs[0..nsrcs)[i], for i < count; dst may be one of srcs.
+/* dst[i] = op over srcs[0..nsrcs)[i], for i < count; dst may be one of srcs,
+ * which are at most the ranks of one host (so fp16/bf16 accumulate once in float).
  * dtype and op are symcomm_dtype_t and symcomm_op_t; AVG divides by
  * avg_divisor (the number of ranks), integers truncating toward zero. */
 typedef struct sc_reduce_args {
   void *dst;
-  const void *srcs[SC_REDUCE_MAX_SRCS];
+  const void *srcs[SC_MAX_LOCAL_RANKS];
   int nsrcs;
   size_t count;
   int dtype;
   int op;
   int avg_divisor;
 } sc_reduce_args_t;
-
-#define SC_BARRIER_MAX_RANKS 64
 
 /* Every rank adds 1 to slot[r] of every rank r (its own included) and rings
  * bell[r]; then it waits until its own slot reaches `target` (= barriers so
@@ -95,9 +94,9 @@ typedef struct sc_reduce_args {
  * published the same (tags[r] == value for all r): ranks that disagree fail
  * with SC_DEV_DISAGREE. */
 typedef struct sc_barrier_args {
-  uint64_t *slot[SC_BARRIER_MAX_RANKS];
-  sc_doorbell_t *bell[SC_BARRIER_MAX_RANKS];
-  uint64_t *tag[SC_BARRIER_MAX_RANKS]; /* NULL: no check */
+  uint64_t *slot[SC_MAX_LOCAL_RANKS];
+  sc_doorbell_t *bell[SC_MAX_LOCAL_RANKS];
+  uint64_t *tag[SC_MAX_LOCAL_RANKS]; /* NULL: no check */
   int n;
   int me;
   uint64_t target;
@@ -105,13 +104,12 @@ typedef struct sc_barrier_args {
   sc_guard_t guard;
 } sc_barrier_args_t;
 
-#define SC_COPIES_MAX 64
-
-/* Several copies in one launch: dst[i] <- src[i], bytes[i] each. */
+/* Several copies in one launch: dst[i] <- src[i], bytes[i] each; as many as a
+ * host has ranks (one per peer), more take several launches. */
 typedef struct sc_copies_args {
-  void *dst[SC_COPIES_MAX];
-  const void *src[SC_COPIES_MAX];
-  uint64_t bytes[SC_COPIES_MAX];
+  void *dst[SC_MAX_LOCAL_RANKS];
+  const void *src[SC_MAX_LOCAL_RANKS];
+  uint64_t bytes[SC_MAX_LOCAL_RANKS];
   int n;
 } sc_copies_args_t;
 

@@ -144,7 +144,7 @@ SC_RED_DEFINE_FLOAT(f64, double, double, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FI
 /* ---- the program */
 
 SC_DEV_FN int sc_red_args_ok(const sc_reduce_args_t *a) {
-  if (a->nsrcs < 1 || a->nsrcs > SC_REDUCE_MAX_SRCS)
+  if (a->nsrcs < 1 || a->nsrcs > SC_MAX_LOCAL_RANKS)
     return 0;
   if (a->dtype < 0 || a->dtype >= SYMCOMM_DTYPE_COUNT || a->op < 0 || a->op >= SYMCOMM_OP_COUNT)
     return 0;

@@ -18,7 +18,8 @@
  *       until the bell differs from `seen` (or a spurious wake): 0; when the
  *       guard's abort word is set: SC_DEV_ABORTED; when no progress was made
  *       for the guard's timeout: SC_DEV_TIMEOUT; when the bell's memory is gone:
- *       SC_DEV_BAD_ARGS. Never spins on the host.
+ *       SC_DEV_BAD_ARGS. On the host backend it polls for the guard's spin_us
+ *       at most (SYMCOMM_SPIN_US), yields a few times, then sleeps on a futex.
  *
  * Programs follow one pattern for every wait: read the bell, check the
  * condition, and sleep on the bell only if it does not hold yet; a ring

@@ -10,16 +10,15 @@
 #include <stdint.h>
 
 #include "util/error.h"
-
-#define SC_TOPO_MAX_GPUS 64
+#include "util/rank_limit.h"
 
 struct symcomm_topo {
   int ngpus;
-  int64_t busid[SC_TOPO_MAX_GPUS]; /* numeric PCI bus id, see sc_busid_parse */
-  int dev[SC_TOPO_MAX_GPUS];       /* CUDA device index ("dev" in the XML, else the GPU's position) */
-  int rank[SC_TOPO_MAX_GPUS];      /* rank of a communicator using the GPU, -1 if none/unknown */
-  uint8_t link[SC_TOPO_MAX_GPUS][SC_TOPO_MAX_GPUS];    /* symcomm_link_t; SELF on the diagonal */
-  uint8_t nvlinks[SC_TOPO_MAX_GPUS][SC_TOPO_MAX_GPUS]; /* NVLink count when link == NVLINK */
+  int64_t busid[SC_MAX_LOCAL_RANKS]; /* numeric PCI bus id, see sc_busid_parse */
+  int dev[SC_MAX_LOCAL_RANKS];       /* CUDA device index ("dev" in the XML, else the GPU's position) */
+  int rank[SC_MAX_LOCAL_RANKS];      /* rank of a communicator using the GPU, -1 if none/unknown */
+  uint8_t link[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS];    /* symcomm_link_t; SELF on the diagonal */
+  uint8_t nvlinks[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS]; /* NVLink count when link == NVLINK */
   char source[256];                                    /* file path, "builtin" or "communicator" */
 };
 typedef struct symcomm_topo sc_topo_t;
@@ -57,7 +56,7 @@ sc_result_t sc_topo_parse_xml(const char *text, size_t len, const char *name, sc
  * 1..ngpus. */
 sc_result_t sc_topo_builtin_switch(int ngpus, int domain, sc_topo_t **topo);
 
-/* 1 <= ngpus <= SC_TOPO_MAX_GPUS; links SELF/SYS, ranks -1, dev = index. */
+/* 1 <= ngpus <= SC_MAX_LOCAL_RANKS; links SELF/SYS, ranks -1, dev = index. */
 sc_result_t sc_topo_alloc(int ngpus, const char *source, sc_topo_t **topo);
 void sc_topo_free(sc_topo_t *topo);
 

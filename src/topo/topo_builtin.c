@@ -9,9 +9,9 @@
 sc_result_t sc_topo_alloc(int ngpus, const char *source, sc_topo_t **topo) {
   if (topo == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_TOPO, "sc_topo_alloc: topo is NULL");
-  if (ngpus < 1 || ngpus > SC_TOPO_MAX_GPUS)
+  if (ngpus < 1 || ngpus > SC_MAX_LOCAL_RANKS)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_TOPO, "a topology has 1 to %d GPUs, not %d",
-                    SC_TOPO_MAX_GPUS, ngpus);
+                    SC_MAX_LOCAL_RANKS, ngpus);
   sc_topo_t *t = calloc(1, sizeof(*t));
   if (t == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_TOPO, "no memory for a topology of %d GPUs",

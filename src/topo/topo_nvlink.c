@@ -15,8 +15,8 @@
 #define SC_NVLINK_MAX_COUNT 1024
 
 typedef struct sc_nvlink_tally {
-  int direct[SC_TOPO_MAX_GPUS][SC_TOPO_MAX_GPUS]; /* [from][to], as listed by `from` */
-  int to_switch[SC_TOPO_MAX_GPUS];
+  int direct[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS]; /* [from][to], as listed by `from` */
+  int to_switch[SC_MAX_LOCAL_RANKS];
 } sc_nvlink_tally_t;
 
 static sc_result_t sc_nvlink_fail(const char *name, int line, const char *what, const char *value) {

@@ -26,9 +26,9 @@
 
 typedef struct sc_gpu_scan {
   const char *name; /* of the file, for error sentences */
-  sc_topo_xml_gpu_t gpus[SC_TOPO_MAX_GPUS];
+  sc_topo_xml_gpu_t gpus[SC_MAX_LOCAL_RANKS];
   int ngpus;
-  sc_topo_pci_chain_t chains[SC_TOPO_MAX_GPUS]; /* of gpus[i].pci, once ordered */
+  sc_topo_pci_chain_t chains[SC_MAX_LOCAL_RANKS]; /* of gpus[i].pci, once ordered */
 } sc_gpu_scan_t;
 
 static sc_result_t sc_xml_topo_fail(const char *name, int line, const char *what) {
@@ -82,8 +82,8 @@ static sc_result_t sc_scan_add(sc_gpu_scan_t *s, const sc_xml_node_t *pci,
       return sc_xml_topo_fail(s->name, line, what);
     }
   }
-  if (s->ngpus == SC_TOPO_MAX_GPUS) {
-    snprintf(what, sizeof(what), "more than %d GPUs in one topology", SC_TOPO_MAX_GPUS);
+  if (s->ngpus == SC_MAX_LOCAL_RANKS) {
+    snprintf(what, sizeof(what), "more than %d GPUs in one topology", SC_MAX_LOCAL_RANKS);
     return sc_xml_topo_fail(s->name, line, what);
   }
   long dev = -1;
@@ -206,7 +206,9 @@ free_doc:
 
 /* Reads the whole file, refusing more than a topology file can be. */
 static sc_result_t sc_read_file(const char *path, char **text, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* Non-blocking, so that a FIFO with no writer is refused below instead of
+   * holding the open; a regular file reads the same either way. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return SC_RAISE_ERRNO(SYMCOMM_ERR_INVALID_ARGUMENT, SC_TOPO, "cannot open topology file %s",
                           path);

@@ -37,10 +37,6 @@ static sc_result_t sc_p2p_params(uint64_t *chunk_bytes, uint32_t *slots) {
 }
 
 sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
-  if (view->max_local_size > SC_P2P_MAX_PEERS)
-    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_P2P,
-                    "%d ranks of one communicator on one host; send/recv supports %d",
-                    view->max_local_size, SC_P2P_MAX_PEERS);
   sc_p2p_t *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv state");

@@ -1,5 +1,7 @@
 #include "util/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -94,9 +96,21 @@ static void sc_log_open_file(const char *pattern) {
       n = sizeof(path) - 1;
   }
   path[n] = '\0';
-  FILE *f = fopen(path, "a");
+  /* Opening a FIFO without a reader would block, and init with it: fail
+   * instead (ENXIO). Once open, writes may block as usual. */
+  FILE *f = NULL;
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0666);
+  int err = errno;
+  if (fd >= 0) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 || (f = fdopen(fd, "a")) == NULL) {
+      err = errno;
+      close(fd);
+    }
+  }
   if (f == NULL) {
-    fprintf(stderr, "symcomm: cannot open SYMCOMM_DEBUG_FILE '%s'; logging to stderr\n", path);
+    fprintf(stderr, "symcomm: cannot open SYMCOMM_DEBUG_FILE '%s' (%s); logging to stderr\n", path,
+            err == ENXIO ? "a FIFO that nobody reads" : strerror(err));
     return;
   }
   setvbuf(f, NULL, _IOLBF, 0);

@@ -1,6 +1,7 @@
-/* Typed access to the environment parameters of param_table.h. Values are read
- * from the environment at each call (nothing here is on a hot path), so a
- * process sees changes it makes with setenv(). */
+/* Typed access to the environment parameters of param_table.h. Each call
+ * reads the environment afresh, so callers read a parameter when they make
+ * something (a unique id, a communicator) and keep the value: never on the
+ * path of a data call, and never twice for one communicator. */
 #ifndef SC_UTIL_PARAM_H
 #define SC_UTIL_PARAM_H
 

@@ -1,5 +1,5 @@
 /* Every environment variable symcomm reads: (id, name, type, default, doc).
- * Nothing else in the tree calls getenv(); `symcomm-topo --env` prints this table
+ * Nothing else in the library calls getenv(); `symcomm-topo --env` prints this table
  * and README.md documents it (a test checks that the two agree).
  * A default of NULL means "unset" (the reader decides what that implies). */
 
@@ -13,7 +13,7 @@ SC_PARAM(DEBUG_FILE, "SYMCOMM_DEBUG_FILE", STRING, NULL,
 
 /* bootstrap */
 SC_PARAM(TIMEOUT, "SYMCOMM_TIMEOUT", SECONDS, "300",
-         "bound on every bootstrap wait (connect, store, all-gather, barrier), in seconds")
+         "seconds any wait (bootstrap, or a stream's) may go without progress; at least 0.001")
 SC_PARAM(ADDR, "SYMCOMM_ADDR", STRING, NULL,
          "host:port of the root ([v6addr]:port for IPv6); overrides the launcher's address")
 SC_PARAM(SOCKET_IFNAME, "SYMCOMM_SOCKET_IFNAME", STRING, NULL,
@@ -29,7 +29,7 @@ SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
 SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
          "device index on this host; -1 = the local rank")
 SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
-         "simulated backend: microseconds a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
+         "simulated backend: microseconds (0..1000000) a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
          "NCCL-format topology XML for this host; <base>_node<HOSTID>.xml is preferred when it exists")
 SC_PARAM(BACKEND, "SYMCOMM_BACKEND", STRING, "auto", "device backend: auto (cuda when a GPU is usable, else host), host (simulated GPUs) or cuda")
@@ -48,7 +48,7 @@ SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, "131072",
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,
          "force algorithms, e.g. allreduce=twoshot (allreduce: oneshot or twoshot)")
 SC_PARAM(CHECK, "SYMCOMM_CHECK", INT, "0",
-         "1 = before each collective, check through the root that every rank calls the same one (slow)")
+         "1 = before each collective, check through the root that every rank calls the same one (slow); read at init")
 
 /* set by symcomm-run for each rank */
 SC_PARAM(RANK, "SYMCOMM_RANK", INT, NULL, "symcomm-run: rank of this process")

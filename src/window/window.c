@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/round.h"
 #include "window/fd_exchange.h"
 
 /* What every rank tells the others after each step of a window's creation
@@ -15,8 +16,6 @@ typedef struct sc_window_status {
   int32_t result;
   char why[252];
 } sc_window_status_t;
-
-static size_t sc_round_up(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
 /* Ranks must agree on the size; a mistake names two ranks that disagree.
  * Every rank sees the same sizes, so all fail alike. */
@@ -168,6 +167,11 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   const sc_backend_ops_t *ops = view->ops;
   size_t gran = ops->granularity(view->device);
   size_t rounded = user_mem != NULL ? bytes : sc_round_up(bytes == 0 ? 1 : bytes, gran);
+  /* Too large to round: the ranks still agree on what was asked, then this
+   * one fails its local step, so that all fail together. */
+  bool too_large = rounded == 0;
+  if (too_large)
+    rounded = bytes;
   size_t pad_bytes = sc_round_up(sizeof(sc_window_pad_t), gran);
   /* Taken, the same everywhere, before anything can fail; it enters the
    * table only once every rank has its part, so a creation that fails
@@ -195,6 +199,11 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
     got = calloc((size_t)view->local_size, sizeof(*got));
     if (got == NULL)
       res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory for a window");
+    else if (too_large)
+      res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
+                     "a window of %zu bytes is too large: rounded up to whole %zu-byte pages it "
+                     "would pass the end of the address space",
+                     bytes, gran);
     else
       res = sc_window_make_local(view, rounded, pad_bytes, user_mem, offset, &win, &mine);
   }

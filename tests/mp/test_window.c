@@ -4,7 +4,8 @@
  *   - put / signal / put_signal / wait_signal in a ring within each host
  *   - window_register of a symcomm_mem_alloc buffer at an offset
  *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
- *     a freed window, registering foreign memory, freeing a registered buffer */
+ *     a freed window, registering foreign memory, freeing a registered buffer,
+ *     a size too large to round up to whole pages */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,18 @@ static void test_mistakes(symcomm_stream_t stream) {
   TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window's size"), "%s",
               symcomm_last_error(comm));
   TEST_EXPECT_RESULT(symcomm_window_alloc(comm, 0, &win), SYMCOMM_ERR_INVALID_ARGUMENT);
+  /* A size that cannot be rounded up to whole pages: every rank fails at
+   * once, saying so (not "0 bytes", which the rounding would wrap to), and
+   * a size that only one rank asks for is a disagreement; the ranks stay in
+   * step for the next window. */
+  double t0 = test_now();
+  TEST_EXPECT_RESULT(symcomm_window_alloc(comm, SIZE_MAX, &win), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "is too large"), "%s", symcomm_last_error(comm));
+  TEST_EXPECT_RESULT(symcomm_window_alloc(comm, rank == 0 ? SIZE_MAX - 1 : 4096, &win),
+                     SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window's size"), "%s",
+              symcomm_last_error(comm));
+  TEST_ASSERT(test_now() - t0 < 10, "refusing huge windows took %.1f s", test_now() - t0);
   TEST_OK(symcomm_window_alloc(comm, 4096, &win));
   uint64_t v = 1;
   int peer = local_size > 1 ? local_neighbour(1) : rank;

@@ -147,7 +147,7 @@ static void run_ok(sc_reduce_args_t *a) {
               op_names[a->op], a->nsrcs, a->count, (int)err.kind);
 }
 
-static void *bufs[SC_REDUCE_MAX_SRCS + 1]; /* sources, then dst */
+static void *bufs[SC_MAX_LOCAL_RANKS + 1]; /* sources, then dst */
 
 /* Fills the sources of dtype x op, runs the program into dst (or in place
  * into srcs[inplace] when inplace >= 0), and checks every element. */
@@ -155,7 +155,7 @@ static void check_case(int dtype, int op, int nsrcs, size_t count, int divisor, 
   for (int k = 0; k < nsrcs; k++)
     for (size_t i = 0; i < count; i++)
       put_bits(dtype, bufs[k], i, encode(dtype, input(dtype, op, k, i)));
-  void *dst = inplace >= 0 ? bufs[inplace] : bufs[SC_REDUCE_MAX_SRCS];
+  void *dst = inplace >= 0 ? bufs[inplace] : bufs[SC_MAX_LOCAL_RANKS];
   if (inplace < 0)
     memset(dst, 0xee, MAX_COUNT * 8 + 8);
   sc_reduce_args_t a;
@@ -170,7 +170,7 @@ static void check_case(int dtype, int op, int nsrcs, size_t count, int divisor, 
   a.avg_divisor = divisor;
   run_ok(&a);
   for (size_t i = 0; i < count; i++) {
-    double x[SC_REDUCE_MAX_SRCS];
+    double x[SC_MAX_LOCAL_RANKS];
     for (int k = 0; k < nsrcs; k++)
       x[k] = input(dtype, op, k, i);
     uint64_t want = reference(dtype, op, nsrcs, divisor, x);
@@ -591,7 +591,7 @@ static void test_bad_args(void) {
   expect_bad(&a, "nsrcs 0");
   a.nsrcs = -1;
   expect_bad(&a, "nsrcs -1");
-  a.nsrcs = SC_REDUCE_MAX_SRCS + 1;
+  a.nsrcs = SC_MAX_LOCAL_RANKS + 1;
   expect_bad(&a, "nsrcs 17");
   a = good;
   a.dtype = -1;
@@ -634,16 +634,16 @@ static void test_bad_args(void) {
   a.srcs[0] = a.srcs[1] = NULL;
   run_ok(&a);
   a = good;
-  a.nsrcs = SC_REDUCE_MAX_SRCS;
-  for (int k = 0; k < SC_REDUCE_MAX_SRCS; k++)
+  a.nsrcs = SC_MAX_LOCAL_RANKS;
+  for (int k = 0; k < SC_MAX_LOCAL_RANKS; k++)
     a.srcs[k] = s0;
-  a.avg_divisor = SC_REDUCE_MAX_SRCS;
+  a.avg_divisor = SC_MAX_LOCAL_RANKS;
   run_ok(&a);
   TEST_ASSERT(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4);
 }
 
 int main(void) {
-  for (int k = 0; k <= SC_REDUCE_MAX_SRCS; k++) {
+  for (int k = 0; k <= SC_MAX_LOCAL_RANKS; k++) {
     bufs[k] = malloc(MAX_COUNT * 8 + 8);
     TEST_ASSERT(bufs[k] != NULL);
   }
@@ -653,7 +653,7 @@ int main(void) {
   test_float_edges();
   test_bad_args();
   test_matrix();
-  for (int k = 0; k <= SC_REDUCE_MAX_SRCS; k++)
+  for (int k = 0; k <= SC_MAX_LOCAL_RANKS; k++)
     free(bufs[k]);
   printf("reduce: ok\n");
   return 0;

@@ -129,7 +129,7 @@ static void test_degree_four_impostors(void) {
 
 static void test_fully_connected(void) {
   int all[64 * 63];
-  for (int n = 2; n <= SC_TOPO_MAX_GPUS; n *= 2) {
+  for (int n = 2; n <= SC_MAX_LOCAL_RANKS; n *= 2) {
     int k = 0;
     for (int a = 0; a < n; a++) {
       for (int b = a + 1; b < n; b++) {
@@ -152,7 +152,7 @@ static void test_fully_connected(void) {
 static void test_alloc(void) {
   sc_topo_t *t = (sc_topo_t *)(uintptr_t)0x1;
   TEST_EXPECT_RESULT(sc_topo_alloc(0, "x", &t), SYMCOMM_ERR_INVALID_ARGUMENT);
-  TEST_EXPECT_RESULT(sc_topo_alloc(SC_TOPO_MAX_GPUS + 1, "x", &t), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(sc_topo_alloc(SC_MAX_LOCAL_RANKS + 1, "x", &t), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(test_contains(sc_error_last(), "1 to 64 GPUs, not 65"), "%s", sc_error_last());
   TEST_EXPECT_RESULT(sc_topo_alloc(2, "x", NULL), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(t == (sc_topo_t *)(uintptr_t)0x1);
@@ -196,7 +196,7 @@ static void test_builtin_switch(void) {
   TEST_ASSERT(sc_topo_classify(t) == SYMCOMM_TOPO_FULLY_CONNECTED);
   sc_topo_free(t);
 
-  TEST_OK(sc_topo_builtin_switch(SC_TOPO_MAX_GPUS, 0, &t));
+  TEST_OK(sc_topo_builtin_switch(SC_MAX_LOCAL_RANKS, 0, &t));
   TOPO_BUSID(t, 63, "0000:40:00.0");
   sc_topo_free(t);
 

@@ -347,22 +347,22 @@ static void test_errors(void) {
   TOPO_PARSE_FAILS("<system>\n<cpu>\n<pci busid=\"0000:07:00.0\">\n<gpu dev=\"0\">\n</pci>\n", 5,
                    "mismatched closing tag: </pci> closes <gpu> opened at line 4");
 
-  /* More than SC_TOPO_MAX_GPUS GPUs: the error names the first one too many. */
+  /* More than SC_MAX_LOCAL_RANKS GPUs: the error names the first one too many. */
   size_t cap = 64 * 1024;
   char *xml = malloc(cap);
   TEST_ASSERT(xml != NULL);
   size_t n = (size_t)snprintf(xml, cap, "<system>\n<cpu>\n");
-  for (int i = 0; i <= SC_TOPO_MAX_GPUS; i++)
+  for (int i = 0; i <= SC_MAX_LOCAL_RANKS; i++)
     n += (size_t)snprintf(xml + n, cap - n,
                           "<pci busid=\"0000:%02x:00.0\"><gpu dev=\"%d\"/></pci>\n", i + 1, i);
   snprintf(xml + n, cap - n, "</cpu>\n</system>\n");
-  TOPO_PARSE_FAILS(xml, SC_TOPO_MAX_GPUS + 3, "more than 64 GPUs");
-  /* Exactly SC_TOPO_MAX_GPUS is fine. */
+  TOPO_PARSE_FAILS(xml, SC_MAX_LOCAL_RANKS + 3, "more than 64 GPUs");
+  /* Exactly SC_MAX_LOCAL_RANKS is fine. */
   char *last = strstr(xml, "<pci busid=\"0000:41:00.0\"");
   TEST_ASSERT(last != NULL);
   snprintf(last, cap - (size_t)(last - xml), "</cpu>\n</system>\n");
   sc_topo_t *t = topo_test_parse(xml);
-  TEST_ASSERT(t->ngpus == SC_TOPO_MAX_GPUS && t->dev[63] == 63);
+  TEST_ASSERT(t->ngpus == SC_MAX_LOCAL_RANKS && t->dev[63] == 63);
   sc_topo_free(t);
   free(xml);
 

@@ -31,25 +31,10 @@ int print_job(FILE *out) {
   if (rank == 0) {
     int version = 0;
     symcomm_get_version(&version);
+    /* Each host's matrix names its ranks and their bus ids, GPU n being
+     * the host's local rank n: no separate list of ranks is needed. */
     fprintf(out, "symcomm %d.%d.%d: %d rank%s on %d host%s\n", version / 10000, version / 100 % 100,
             version % 100, size, size == 1 ? "" : "s", nhosts, nhosts == 1 ? "" : "s");
-    fprintf(out, "\n%-6s %-5s %-6s %s\n", "rank", "host", "local", "busId");
-    for (int r = 0; r < size && rc == 0; r++) {
-      int host = -1;
-      char busid[32];
-      if ((res = symcomm_comm_peer_host(comm, r, &host)) != SYMCOMM_OK ||
-          (res = symcomm_comm_peer_busid(comm, r, busid, sizeof(busid))) != SYMCOMM_OK) {
-        rc = report_failure("symcomm_comm_peer_busid", res, comm);
-        break;
-      }
-      int local = 0;
-      for (int q = 0; q < r; q++) {
-        int qh = -1;
-        symcomm_comm_peer_host(comm, q, &qh);
-        local += qh == host;
-      }
-      fprintf(out, "%-6d %-5d %-6d %s\n", r, host, local, busid);
-    }
     for (int h = 0; h < nhosts && rc == 0; h++)
       rc = print_host(out, comm, h);
     if (rc == 0)

@@ -54,11 +54,7 @@ int print_topo_matrix(FILE *out, symcomm_topo_t topo, const char *indent) {
 }
 
 void print_topo_legend(FILE *out) {
-  fprintf(out, "\nLegend:\n"
-               "  X    = self\n"
-               "  NV#  = NVLink, # links (direct or through NVSwitch)\n"
-               "  PIX  = at most one PCIe switch\n"
-               "  PXB  = several PCIe switches, no host bridge\n"
-               "  PHB  = through a PCIe host bridge (one CPU)\n"
-               "  SYS  = across CPUs (NUMA nodes)\n");
+  fprintf(out, "\nLegend: X = self, NV# = NVLink with # links (direct or through NVSwitch),\n"
+               "        PIX = at most one PCIe switch, PXB = several PCIe switches, no host bridge,\n"
+               "        PHB = through a PCIe host bridge (one CPU), SYS = across CPUs (NUMA nodes)\n");
 }

@@ -1,6 +1,8 @@
 /* The simulated-GPU backend: "device" memory is shared host memory (memfd),
  * a stream is a worker thread, a device program is a function call on it,
- * and waits sleep on futexes (never spin: many ranks share few cores). */
+ * and waits sleep on futexes: they poll first only for SYMCOMM_SPIN_US, which
+ * is 0 unless every rank has a core for each of its threads (many ranks often
+ * share few cores), then yield a few times (host_runtime.h). */
 #include "backend/host/host_internal.h"
 
 const sc_backend_ops_t sc_backend_host = {

@@ -14,16 +14,15 @@
 #include <unistd.h>
 
 #include "backend/host/host_internal.h"
-
-static size_t sc_host_round_up(size_t bytes, size_t granularity) {
-  return (bytes + granularity - 1) / granularity * granularity;
-}
+#include "util/round.h"
 
 static sc_result_t sc_host_check_size(sc_device_t *device, size_t bytes, const char *what) {
   if (bytes == 0)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "cannot %s 0 bytes of device memory",
                     what);
-  if (bytes > SIZE_MAX - device->granularity)
+  /* It becomes whole pages of a file: both must fit (size_t, then off_t). */
+  size_t size = sc_round_up(bytes, device->granularity);
+  if (size == 0 || size > (size_t)INT64_MAX)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
                     "cannot %s %zu bytes of device memory: too large", what, bytes);
   return SYMCOMM_OK;
@@ -41,7 +40,7 @@ static sc_result_t sc_host_map(int fd, size_t size, const char *what, void **ptr
 sc_result_t sc_host_mem_alloc(sc_device_t *device, size_t bytes, sc_devmem_t **mem) {
   static unsigned long counter;
   SC_CHECK(sc_host_check_size(device, bytes, "allocate"));
-  size_t size = sc_host_round_up(bytes, device->granularity);
+  size_t size = sc_round_up(bytes, device->granularity);
   sc_result_t r = SYMCOMM_OK;
   sc_devmem_t *m = calloc(1, sizeof(*m));
   if (m == NULL)
@@ -106,7 +105,7 @@ sc_result_t sc_host_mem_import(sc_device_t *device, int fd, size_t bytes, sc_dev
   if (m == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory for an imported allocation");
   /* Whole pages of the file: st_size >= bytes, so no page lies past its end. */
-  size_t size = sc_host_round_up(bytes, device->granularity);
+  size_t size = sc_round_up(bytes, device->granularity);
   sc_result_t r = sc_host_map(fd, size, "a peer's device memory", &m->ptr);
   if (r != SYMCOMM_OK) {
     free(m);

@@ -92,10 +92,11 @@ static inline int sc_host_aborted(const sc_dev_ctx_t *ctx) {
 }
 
 static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
-  /* First give the CPU away a few times: when ranks outnumber cores, the rank
-   * that will ring the bell is likely waiting for this core, and a yield hands
-   * it over at once, where a futex sleep and wake-up would take a round trip
-   * through the scheduler. Bounded, then sleep: never a spin. */
+  /* Before sleeping (and after the poll below, if any), give the CPU away a
+   * few times: when ranks outnumber cores, the rank that will ring the bell is
+   * likely waiting for this core, and a yield hands it over at once, where a
+   * futex sleep and wake-up would take a round trip through the scheduler.
+   * Both are bounded; then sleep. */
   if (ctx->guard.spin_us > 0) {
     /* A rank with a core of its own polls a little first: the peer it waits
      * for is running now on another core. */

@@ -118,14 +118,14 @@ $(BUILD)/tests/mp/%: $(BUILD)/obj/tests/mp/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 # every result checked (collectives between hosts arrive with the TCP
 # transport), and the command for the sweep of every collective and type. The
 # build's progress lines stay off the screen (errors and warnings do not).
-PERF_ALL := $(BUILD)/bin/symcomm-run -n 8 -- $(BUILD)/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 4 -c 1
+PERF_ALL := $(BUILD)/bin/symcomm-run -n 8 -- $(BUILD)/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 4 -n 5 -w 1 -c 1
 run:
 	@echo "make all (quietly), then the demo"
 	@$(MAKE) --no-print-directory all >/dev/null
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/bin/symcomm-topo
 	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/examples/tp_dp
 	$(BUILD)/bin/symcomm-run -n 8 --timeout 120 -- $(BUILD)/bin/symcomm-perf -b 8 -e 2M -f 64 -n 5 -w 1 -c 1
-	@echo "Every collective in every type, 8 B to 4 MiB (about 1,000 lines): $(PERF_ALL)"
+	@echo "The sweep of every collective and type, 8 B to 4 MiB (a table each): $(PERF_ALL)"
 
 # The suite on this build only, once the tools it needs are there.
 check: tests

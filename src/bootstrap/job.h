@@ -15,8 +15,9 @@
 #include "bootstrap/launch_env.h"
 #include "bootstrap/root.h"
 
-/* How far behind rank 0 a rank may still open a world's session: rank 0
- * begins world n only after world n-2 has formed, so every rank is past it. */
+/* How far behind rank 0's latest world a rank may still open one: rank 0
+ * has returned from every earlier world, so the other ranks have joined
+ * them, unless one failed before they came; 3 leaves room for that. */
 #define SC_JOB_WORLDS_BEHIND 3
 
 /* The secret of world `number` of the job whose key is job_key. */

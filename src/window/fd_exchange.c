@@ -190,8 +190,10 @@ static sc_result_t sc_fd_try_send(sc_fd_exchange_t *x, int l, const sc_fd_bundle
     return SYMCOMM_OK;
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return SYMCOMM_IN_PROGRESS;
-  if (n < 0 && sc_fd_peer_gave_up(errno, peer))
+  if (n < 0 && sc_fd_peer_gave_up(errno, peer)) {
+    link->refused_at = sc_now_ms();
     return SYMCOMM_OK;
+  }
   if (n < 0)
     return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_WIN, "passing memory handles to rank %d failed",
                           peer);

@@ -612,6 +612,43 @@ static void test_forming_idle(void) {
   sc_store_server_release(server);
 }
 
+/* A root that drops the first connections unanswered, as a flooded root may
+ * drop a rank's connection before its hello is read: the rank says hello
+ * again on a new connection and joins. */
+typedef struct dropper {
+  int listen_fd;
+  int dropped;
+  sc_store_server_t *server;
+} dropper_t;
+
+static void *drop_then_serve(void *arg) {
+  dropper_t *d = arg;
+  for (; d->dropped < 3; d->dropped++) {
+    int fd = accept(d->listen_fd, NULL, NULL);
+    TEST_ASSERT(fd >= 0);
+    close(fd);
+  }
+  sc_store_server_config_t config = {.only_session = SESSION, .idle_timeout_ms = 5000};
+  TEST_OK(sc_store_server_start(d->listen_fd, &config, &d->server));
+  return NULL;
+}
+
+static void test_hello_dropped(void) {
+  sc_sockaddr_t where, bound;
+  TEST_OK(sc_sockaddr_parse("127.0.0.1", 0, &where));
+  dropper_t d = {.listen_fd = -1};
+  TEST_OK(sc_socket_listen(&where, &d.listen_fd, &bound));
+  pthread_t t;
+  pthread_create(&t, NULL, drop_then_serve, &d);
+  sc_store_client_t a;
+  TEST_OK(sc_store_client_connect(&a, &bound, SESSION, 0, 1, 5000, -1));
+  pthread_join(t, NULL);
+  TEST_ASSERT(d.dropped == 3);
+  TEST_OK(sc_store_set(&a, "k", "v", 1));
+  sc_store_client_close(&a);
+  sc_store_server_release(d.server);
+}
+
 /* CPU seconds this process used, all threads. */
 static double cpu_seconds(void) {
   struct rusage ru;
@@ -688,6 +725,7 @@ int main(void) {
   test_kv_limit();
   test_silent_flood();
   test_forming_idle();
+  test_hello_dropped();
   printf("test_store: all passed\n");
   return 0;
 }

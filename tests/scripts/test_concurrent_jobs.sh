@@ -43,7 +43,7 @@ torch_job() { # NAME PORT SEED
   local name=$1 port=$2 seed=$3 r pids=()
   for r in $(seq 0 $((RANKS - 1))); do
     env RANK=$r WORLD_SIZE=$RANKS LOCAL_RANK=$r LOCAL_WORLD_SIZE=$RANKS MASTER_ADDR=127.0.0.1 \
-      MASTER_PORT=$port TORCHELASTIC_RUN_ID=none SYMCOMM_TIMEOUT=60 \
+      MASTER_PORT=$port TORCHELASTIC_RUN_ID=none SYMCOMM_TIMEOUT=30 \
       timeout 100 "$prog" "$seed" $WINDOWS >"$tmp/$name.$r.out" 2>&1 &
     pids+=($!)
   done

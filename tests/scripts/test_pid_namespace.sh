@@ -22,12 +22,16 @@ if ! why=$(unshare --pid --fork true 2>&1); then
   exit 0
 fi
 
+# The child in the namespace dies with unshare, where unshare can do that.
+kill_child=--fork
+unshare --help 2>&1 | grep -q -- --kill-child && kill_child=--kill-child
+
 # rank R's command; in a new PID namespace when $2 is 1. The shell prints
 # its pid as the namespace sees it before it becomes the rank.
 rank_cmd() {
   local r=$1 isolated=$2
   if [ "$isolated" = 1 ]; then
-    echo "unshare --pid --fork sh -c 'echo rank $r runs as pid \$\$; exec \"\$0\" \"\$@\"' $prog"
+    echo "unshare --pid $kill_child sh -c 'echo rank $r runs as pid \$\$; exec \"\$0\" \"\$@\"' $prog"
   else
     echo "sh -c 'echo rank $r runs as pid \$\$; exec \"\$0\" \"\$@\"' $prog"
   fi
@@ -47,11 +51,12 @@ run_job() { # NAME ISOLATE_RANK0 ISOLATE_RANK1
       eval "pid$r=\$!"
     done
     wait "$pid0"; rc0=$?
-    wait "$pid1"; rc1=$?
     if [ $rc0 -ne 0 ] && grep -q "Address already in use" "$tmp/$name.0.out" &&
        ! grep -q "memory handles" "$tmp/$name.0.out"; then
+      kill "$pid1" 2>/dev/null; wait "$pid1" 2>/dev/null
       continue # the port was taken: another one
     fi
+    wait "$pid1"; rc1=$?
     [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] || fail "$name: exit codes $rc0 / $rc1"
     grep -q "windows and a send/recv ring checked" "$tmp/$name.0.out" || fail "$name: no result"
     for r in 0 1; do

@@ -1,5 +1,6 @@
 #include "bootstrap/store_client.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 /* The root answers a held request with TIMEOUT at the request's timeout; the
  * client waits this much longer before deciding the root itself is gone. */
 #define SC_STORE_CLIENT_GRACE_MS 3000
+/* Between attempts to join when the root dropped the connection unanswered. */
+#define SC_STORE_CLIENT_HELLO_RETRY_MS 100
 
 static int64_t sc_store_client_deadline(const sc_store_client_t *c) {
   if (c->timeout_ms < 0)
@@ -50,6 +53,31 @@ static sc_result_t sc_store_read_reply(sc_store_client_t *c, int64_t deadline,
   return SC_RAISE(status, SC_BOOT, "rank %d, %s: %s", c->rank, what, text);
 }
 
+/* One attempt to join: a connection and the answer to the hello. *explained:
+ * the root answered (a refusal with its reasons). */
+static sc_result_t sc_store_client_hello(sc_store_client_t *c, const sc_sockaddr_t *root,
+                                         int64_t deadline, bool *explained) {
+  *explained = false;
+  SC_CHECK(sc_socket_connect(root, deadline, c->abort_fd, &c->fd));
+  sc_store_hello_t hello = {.magic = SC_STORE_MAGIC,
+                            .version = SC_STORE_VERSION,
+                            .op = SC_STORE_OP_HELLO,
+                            .session = c->session,
+                            .rank = c->rank,
+                            .nranks = c->nranks};
+  sc_result_t res;
+  SC_CHECK_GOTO(
+      sc_socket_send_all(c->fd, &hello, sizeof(hello), deadline, c->abort_fd, c->root_text), res,
+      fail);
+  sc_store_reply_t reply;
+  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply, "joining the job", explained), res, fail);
+  return SYMCOMM_OK;
+fail:
+  close(c->fd);
+  c->fd = -1;
+  return res;
+}
+
 sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *root,
                                     uint64_t session, int rank, int nranks, int64_t timeout_ms,
                                     int abort_fd) {
@@ -65,26 +93,27 @@ sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *r
   snprintf(c->root_text, sizeof(c->root_text), "root %s", addr);
 
   int64_t deadline = sc_deadline_after(timeout_ms);
-  SC_CHECK(sc_socket_connect(root, deadline, abort_fd, &c->fd));
-  sc_store_hello_t hello = {.magic = SC_STORE_MAGIC,
-                            .version = SC_STORE_VERSION,
-                            .op = SC_STORE_OP_HELLO,
-                            .session = session,
-                            .rank = rank,
-                            .nranks = nranks};
-  sc_result_t res;
-  SC_CHECK_GOTO(sc_socket_send_all(c->fd, &hello, sizeof(hello), deadline, abort_fd, c->root_text),
-                res, fail);
-  sc_store_reply_t reply;
-  bool explained;
-  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply, "joining the job", &explained), res, fail);
+  for (;;) {
+    bool explained;
+    sc_result_t res = sc_store_client_hello(c, root, deadline, &explained);
+    if (res == SYMCOMM_OK)
+      break;
+    /* A root flooded by strangers drops connections that have not said
+     * hello yet (store_server.h), possibly this one with its hello on the
+     * way: say it again on a new connection. */
+    bool dropped = !explained && (res == SYMCOMM_ERR_REMOTE || res == SYMCOMM_ERR_SYSTEM);
+    if (!dropped || sc_now_ms() + SC_STORE_CLIENT_HELLO_RETRY_MS >= deadline)
+      return res;
+    SC_INFO(SC_BOOT, "rank %d: %s closed the connection before answering its hello; again",
+            rank, c->root_text);
+    struct pollfd p = {.fd = abort_fd, .events = POLLIN};
+    if (poll(&p, abort_fd >= 0 ? 1 : 0, SC_STORE_CLIENT_HELLO_RETRY_MS) > 0)
+      return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_BOOT, "rank %d: aborted while joining at %s", rank,
+                      c->root_text);
+  }
   SC_TRACE(SC_BOOT, "rank %d of %d joined session %016llx at %s", rank, nranks,
            (unsigned long long)session, c->root_text);
   return SYMCOMM_OK;
-fail:
-  close(c->fd);
-  c->fd = -1;
-  return res;
 }
 
 /* Sends a last message that gets no reply (BYE or FAIL), then closes. Best

@@ -22,7 +22,8 @@ typedef struct sc_store_client {
   char root_text[SC_SOCKADDR_TEXT + 8];
 } sc_store_client_t;
 
-/* Connects (retrying until the timeout) and says hello as `rank` of `nranks`. */
+/* Connects (retrying until the timeout) and says hello as `rank` of `nranks`;
+ * a connection the root drops without an answer is retried too. */
 sc_result_t sc_store_client_connect(sc_store_client_t *client, const sc_sockaddr_t *root,
                                     uint64_t session, int rank, int nranks, int64_t timeout_ms,
                                     int abort_fd);

@@ -26,6 +26,10 @@
 #define SC_STORE_MAX_TEXT 1024
 #define SC_STORE_MAX_RANKS (1 << 17)
 #define SC_STORE_MAX_SESSIONS 256 /* kept at once by one root */
+/* Keys and values that SET and ADD may keep in one session (this library
+ * uses neither: its ranks meet through GATHER and BCAST, whose parts are
+ * freed once answered). */
+#define SC_STORE_MAX_SESSION_KV (16u << 20)
 
 typedef enum sc_store_op {
   SC_STORE_OP_HELLO = 1,

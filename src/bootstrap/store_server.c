@@ -20,12 +20,13 @@
 #include "util/socket.h"
 #include "util/wakeup.h"
 
-/* A connection that has not said hello by then is dropped. */
-#define SC_STORE_HELLO_TIMEOUT_MS 10000
 /* Out of file descriptors: stop accepting for a moment instead of spinning. */
 #define SC_STORE_ACCEPT_PAUSE_MS 100
 /* How long process exit waits for roots to flush their last replies. */
 #define SC_STORE_EXIT_DRAIN_MS 5000
+/* Complaints about strangers (refused hellos, junk, dropped connections):
+ * one warning per this long at most, counting the others. */
+#define SC_STORE_COMPLAIN_EVERY_MS 10000
 
 typedef struct sc_store_pollset {
   struct pollfd *fds;
@@ -43,9 +44,7 @@ typedef struct sc_store_failure {
 struct sc_store_server {
   int listen_fd;
   char listen_text[SC_SOCKADDR_TEXT];
-  uint64_t only_session;
-  bool persistent;
-  int64_t idle_timeout_ms; /* how long a released server waits for a first client */
+  sc_store_server_config_t config; /* defaults filled in */
   sc_wakeup_t wake;
 
   /* Shared between the owner and the thread, under `lock`. The server is
@@ -70,6 +69,8 @@ struct sc_store_server {
   bool seen_release;
   int64_t accept_resume_at;
   int64_t accept_warned_at;
+  int64_t complained_at;
+  int complaints_held; /* since the last warning */
   sc_store_pollset_t poll; /* here, not on the thread's stack: see after_fork */
 };
 
@@ -174,6 +175,61 @@ static void sc_store_conn_free(sc_store_conn_t *conn) {
   free(conn);
 }
 
+/* A warning about a stranger (someone who is not, or not yet, a rank of a
+ * session): at most one per SC_STORE_COMPLAIN_EVERY_MS, so that a flood of
+ * connections cannot flood the job's log too. */
+static void sc_store_complain(sc_store_server_t *srv, const sc_store_conn_t *conn,
+                              const char *what, const char *why) {
+  int64_t now = sc_now_ms();
+  if (srv->complained_at != 0 && now - srv->complained_at < SC_STORE_COMPLAIN_EVERY_MS) {
+    srv->complaints_held++;
+    return;
+  }
+  char held[64] = "";
+  if (srv->complaints_held > 0)
+    snprintf(held, sizeof(held), " (and %d more connections since the last warning)",
+             srv->complaints_held);
+  SC_WARN(SC_BOOT, "root %s: %s %s: %s%s", srv->listen_text, what, conn->peer, why, held);
+  srv->complained_at = now;
+  srv->complaints_held = 0;
+}
+
+static void sc_store_close_conn_fd(sc_store_conn_t *conn) {
+  close(conn->fd);
+  conn->fd = -1;
+}
+
+static bool sc_store_read(sc_store_server_t *srv, sc_store_conn_t *conn);
+
+/* Keeps at most SC_STORE_MAX_UNGREETED connections waiting for their hello:
+ * past that, the oldest goes, unless its hello has come in meanwhile. A rank
+ * says hello as soon as it connects, so a flood of silent connections
+ * cannot keep a rank out, and the root keeps descriptors for its own work. */
+static void sc_store_limit_ungreeted(sc_store_server_t *srv) {
+  for (;;) {
+    int waiting = 0;
+    sc_store_conn_t *oldest = NULL; /* the list is newest first */
+    for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
+      if (!c->greeted && !c->closing && c->fd >= 0) {
+        waiting++;
+        oldest = c;
+      }
+    if (waiting <= SC_STORE_MAX_UNGREETED)
+      return;
+    if (!sc_store_read(srv, oldest)) {
+      sc_store_close_conn_fd(oldest);
+      continue;
+    }
+    if (oldest->greeted || oldest->closing)
+      continue;
+    char why[96];
+    snprintf(why, sizeof(why), "more than %d connections wait for their hello",
+             SC_STORE_MAX_UNGREETED);
+    sc_store_complain(srv, oldest, "dropping", why);
+    sc_store_close_conn_fd(oldest);
+  }
+}
+
 static void sc_store_accept(sc_store_server_t *srv, int64_t now) {
   for (;;) {
     struct sockaddr_storage peer;
@@ -204,20 +260,43 @@ static void sc_store_accept(sc_store_server_t *srv, int64_t now) {
     conn->rank = -1;
     sc_sockaddr_t addr = {.storage = peer, .len = len};
     sc_sockaddr_format(&addr, conn->peer, sizeof(conn->peer));
-    conn->hello_deadline = now + SC_STORE_HELLO_TIMEOUT_MS;
+    conn->hello_deadline = now + srv->config.hello_timeout_ms;
     conn->next = srv->conns;
     srv->conns = conn;
     srv->nconns++;
     SC_TRACE(SC_BOOT, "root %s: connection from %s", srv->listen_text, conn->peer);
+    sc_store_limit_ungreeted(srv);
   }
 }
 
-/* Drops a connection that does not speak our protocol, and says so once. */
+/* Drops a connection that does not speak our protocol. A rank's connection
+ * fails its session and is always worth a warning; a stranger's is not. */
 static void sc_store_reject(sc_store_server_t *srv, sc_store_conn_t *conn, const char *why) {
-  SC_WARN(SC_BOOT, "root %s: closing connection from %s: %s", srv->listen_text, conn->peer, why);
+  if (conn->ready)
+    SC_WARN(SC_BOOT, "root %s: closing connection from %s: %s", srv->listen_text, conn->peer, why);
+  else
+    sc_store_complain(srv, conn, "closing connection from", why);
   sc_store_session_detach(conn, SC_STORE_REJECTED, why);
   conn->closing = true;
   sc_store_output_clear(&conn->out); /* nothing more is said to it */
+}
+
+/* Refuses a hello that names no session of this root. The sentence never
+ * names the sessions the root does serve: that would hand them out. */
+static void sc_store_refuse_stranger(sc_store_server_t *srv, sc_store_conn_t *conn,
+                                     const char *text) {
+  sc_store_complain(srv, conn, "refusing", text);
+  sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
+  conn->closing = true;
+}
+
+static bool sc_store_serves(sc_store_server_t *srv, uint64_t session) {
+  const sc_store_server_config_t *cfg = &srv->config;
+  if (cfg->only_session != 0)
+    return session == cfg->only_session;
+  if (sc_store_session_find(srv->sessions, session) != NULL)
+    return true;
+  return cfg->serves != NULL && cfg->serves(cfg->serves_ctx, session);
 }
 
 static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
@@ -229,22 +308,23 @@ static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
     snprintf(text, sizeof(text),
              "protocol version %u (op %u) is not this root's version %u: mixing symcomm versions?",
              hello.version, hello.op, SC_STORE_VERSION);
-    SC_WARN(SC_BOOT, "root %s: refusing %s: %s", srv->listen_text, conn->peer, text);
-    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
-    conn->closing = true;
+    sc_store_refuse_stranger(srv, conn, text);
     return;
   }
-  if (srv->only_session != 0 && hello.session != srv->only_session) {
-    snprintf(text, sizeof(text), "this root serves job %016llx, not %016llx (a stale unique id?)",
-             (unsigned long long)srv->only_session, (unsigned long long)hello.session);
-    SC_WARN(SC_BOOT, "root %s: refusing %s: %s", srv->listen_text, conn->peer, text);
-    sc_store_conn_reply(conn, SYMCOMM_ERR_INVALID_USAGE, 0, NULL, 0, text);
-    conn->closing = true;
+  if (!sc_store_serves(srv, hello.session)) {
+    snprintf(text, sizeof(text),
+             "this root does not serve session %016llx: the client is not a rank of this job, or "
+             "the job's ranks do not share its secret (a unique id of another job, or "
+             "SYMCOMM_JOB_KEY or the launcher's job id differ between ranks)",
+             (unsigned long long)hello.session);
+    sc_store_refuse_stranger(srv, conn, text);
     return;
   }
   sc_store_session_admit(&srv->sessions, conn, hello.session, hello.rank, hello.nranks);
-  if (conn->ready)
+  if (conn->ready) {
     srv->ever_joined = true;
+    conn->active_at = sc_now_ms();
+  }
 }
 
 /* A request header is complete: check it and size its payload. */
@@ -305,6 +385,7 @@ static bool sc_store_read(sc_store_server_t *srv, sc_store_conn_t *conn) {
         sc_store_session_detach(conn, SC_STORE_LOST, NULL);
         return false;
       }
+      conn->active_at = sc_now_ms();
       if (in_header) {
         size_t before = conn->header_got;
         conn->header_got += (size_t)n;
@@ -351,11 +432,6 @@ static bool sc_store_write(sc_store_conn_t *conn) {
   return false;
 }
 
-static void sc_store_close_conn_fd(sc_store_conn_t *conn) {
-  close(conn->fd);
-  conn->fd = -1;
-}
-
 static void sc_store_apply_failures(sc_store_server_t *srv) {
   pthread_mutex_lock(&srv->lock);
   sc_store_failure_t *list = srv->failures;
@@ -374,8 +450,12 @@ static void sc_store_apply_failures(sc_store_server_t *srv) {
 static void sc_store_drop_finished(sc_store_server_t *srv, int64_t now) {
   for (sc_store_conn_t **p = &srv->conns; *p != NULL;) {
     sc_store_conn_t *c = *p;
-    if (!c->greeted && !c->closing && c->fd >= 0 && now >= c->hello_deadline)
-      sc_store_reject(srv, c, "no hello within 10 s");
+    if (!c->greeted && !c->closing && c->fd >= 0 && now >= c->hello_deadline) {
+      char why[64];
+      snprintf(why, sizeof(why), "no hello within %.0f s",
+               (double)srv->config.hello_timeout_ms / 1000.0);
+      sc_store_reject(srv, c, why);
+    }
     bool flushed = !sc_store_output_pending(&c->out);
     if (c->fd < 0 || (c->closing && flushed)) {
       sc_store_session_detach(c, SC_STORE_LOST, NULL);
@@ -427,7 +507,7 @@ static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
     snprintf(why, sizeof(why), "the process serving the root (pid %d) exited", (int)getpid());
     sc_store_session_fail_all(srv->sessions, SYMCOMM_ERR_REMOTE, why);
   }
-  int64_t next = sc_store_session_expire(srv->sessions, now);
+  int64_t next = sc_store_session_expire(srv->sessions, now, srv->config.forming_idle_ms);
   for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
     if (c->fd >= 0 && sc_store_output_pending(&c->out) && !sc_store_write(c))
       sc_store_close_conn_fd(c);
@@ -442,14 +522,14 @@ static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
     srv->seen_release = true;
     srv->idle_since = now; /* the wait for late ranks starts at the release */
   }
-  if (released && !srv->persistent && srv->nconns == 0) {
+  if (released && !srv->config.persistent && srv->nconns == 0) {
     /* A released root ends once every rank of its jobs has come and gone.
      * While some rank has not come yet (the job failed before it arrived,
      * or nobody came at all), it waits for it as long as a rank would wait,
      * so that a late rank still learns what happened. */
     if (srv->ever_joined && sc_store_session_all_joined(srv->sessions))
       return false;
-    int64_t idle_end = srv->idle_since + srv->idle_timeout_ms;
+    int64_t idle_end = srv->idle_since + srv->config.idle_timeout_ms;
     if (now >= idle_end)
       return false;
     if (idle_end < next)
@@ -495,6 +575,8 @@ static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
     sc_store_accept(srv, now);
   for (nfds_t i = 2; i < n; i++) {
     sc_store_conn_t *c = ps->owners[i];
+    if (c->fd < 0)
+      continue; /* dropped since the poll (to make room for a new connection) */
     short revents = ps->fds[i].revents;
     if (sc_store_output_pending(&c->out) && !sc_store_write(c)) {
       sc_store_close_conn_fd(c);
@@ -544,16 +626,18 @@ static void *sc_store_server_main(void *arg) {
 
 /* ------------------------------------------------------------ the owner's side */
 
-sc_result_t sc_store_server_start(int listen_fd, uint64_t only_session, bool persistent,
-                                  int64_t idle_timeout_ms, sc_store_server_t **server) {
+sc_result_t sc_store_server_start(int listen_fd, const sc_store_server_config_t *config,
+                                  sc_store_server_t **server) {
   sc_result_t res = SYMCOMM_OK;
   sc_store_server_t *srv = calloc(1, sizeof(*srv));
   if (srv == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_BOOT, "out of memory for the root");
   srv->listen_fd = listen_fd;
-  srv->only_session = only_session;
-  srv->persistent = persistent;
-  srv->idle_timeout_ms = idle_timeout_ms;
+  srv->config = *config;
+  if (srv->config.hello_timeout_ms <= 0)
+    srv->config.hello_timeout_ms = SC_STORE_HELLO_TIMEOUT_MS;
+  if (srv->config.forming_idle_ms <= 0)
+    srv->config.forming_idle_ms = SC_STORE_FORMING_IDLE_MS;
   srv->wake.fd = -1;
   srv->refs = 2; /* the owner and the thread */
   srv->idle_since = sc_now_ms();
@@ -578,7 +662,8 @@ sc_result_t sc_store_server_start(int listen_fd, uint64_t only_session, bool per
     res = SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_BOOT, "cannot start the root's thread");
     goto fail;
   }
-  SC_INFO(SC_BOOT, "root listening on %s%s", srv->listen_text, persistent ? " (persistent)" : "");
+  SC_INFO(SC_BOOT, "root listening on %s%s", srv->listen_text,
+          config->persistent ? " (persistent)" : "");
   *server = srv;
   return SYMCOMM_OK;
 fail:

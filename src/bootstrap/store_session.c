@@ -38,7 +38,9 @@ struct sc_store_session {
   char (*first_peer)[SC_SOCKADDR_TEXT];
   sc_result_t failed;
   char failed_text[SC_STORE_MAX_TEXT];
+  bool formed; /* an all-gather of every rank has completed */
   sc_store_kv_t *kv;
+  size_t kv_bytes; /* keys and values in kv, at most SC_STORE_MAX_SESSION_KV */
   sc_store_gather_t *gathers;
   struct sc_store_session *next;
 };
@@ -125,6 +127,7 @@ static void sc_store_gather_free(sc_store_session_t *s, sc_store_gather_t *g) {
 
 static void sc_store_unpark(sc_store_conn_t *conn) {
   conn->parked = false;
+  conn->active_at = sc_now_ms();
   conn->gather = NULL;
   free(conn->key);
   conn->key = NULL;
@@ -209,6 +212,8 @@ static bool sc_store_try_answer(sc_store_conn_t *conn) {
     }
     return false;
   }
+  if (g->op == SC_STORE_OP_GATHER)
+    s->formed = true;
   sc_store_blob_t *result = sc_store_gather_result(s, g);
   if (result == NULL)
     sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0,
@@ -374,18 +379,25 @@ void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn
 
 /* ------------------------------------------------------------ requests */
 
-/* Stores a copy of value under key; false when out of memory. */
-static bool sc_store_put(sc_store_session_t *s, const char *key, const void *value, size_t len) {
+/* Stores a copy of value under key: OK, OUT_OF_MEMORY, or INVALID_USAGE
+ * when the session's keys and values would pass SC_STORE_MAX_SESSION_KV (a
+ * client storing without end must not grow the root's process). */
+static sc_result_t sc_store_put(sc_store_session_t *s, const char *key, const void *value,
+                                size_t len) {
   sc_store_kv_t *kv = sc_store_kv_find(s, key);
+  size_t key_bytes = strlen(key) + 1;
+  size_t after = s->kv_bytes - (kv != NULL ? kv->len : 0) + (kv == NULL ? key_bytes : 0) + len;
+  if (after > SC_STORE_MAX_SESSION_KV)
+    return SYMCOMM_ERR_INVALID_USAGE;
   void *copy = len > 0 ? malloc(len) : NULL;
   if (len > 0 && copy == NULL)
-    return false;
+    return SYMCOMM_ERR_OUT_OF_MEMORY;
   if (kv == NULL) {
     kv = calloc(1, sizeof(*kv));
     if (kv == NULL || (kv->key = strdup(key)) == NULL) {
       free(kv);
       free(copy);
-      return false;
+      return SYMCOMM_ERR_OUT_OF_MEMORY;
     }
     kv->next = s->kv;
     s->kv = kv;
@@ -395,8 +407,23 @@ static bool sc_store_put(sc_store_session_t *s, const char *key, const void *val
   free(kv->value);
   kv->value = copy;
   kv->len = len;
+  s->kv_bytes = after;
   sc_store_wake(s);
-  return true;
+  return SYMCOMM_OK;
+}
+
+/* Replies to a SET or ADD whose store failed. */
+static void sc_store_put_failed(sc_store_conn_t *conn, sc_result_t status, const char *key,
+                                size_t len) {
+  char text[SC_STORE_MAX_TEXT];
+  if (status == SYMCOMM_ERR_OUT_OF_MEMORY)
+    snprintf(text, sizeof(text), "the root ran out of memory");
+  else
+    snprintf(text, sizeof(text),
+             "storing %zu bytes under '%.200s' would pass the root's limit of %u bytes of keys "
+             "and values per session",
+             len, key, SC_STORE_MAX_SESSION_KV);
+  sc_store_conn_reply(conn, status, 0, NULL, 0, text);
 }
 
 static void sc_store_handle_add(sc_store_conn_t *conn, const char *key, int64_t delta) {
@@ -418,8 +445,9 @@ static void sc_store_handle_add(sc_store_conn_t *conn, const char *key, int64_t 
     return;
   }
   /* Stored as 8 bytes, so that GET of a counter works like any other key. */
-  if (!sc_store_put(s, key, &value, sizeof(value)))
-    sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+  sc_result_t stored = sc_store_put(s, key, &value, sizeof(value));
+  if (stored != SYMCOMM_OK)
+    sc_store_put_failed(conn, stored, key, sizeof(value));
   else
     sc_store_conn_reply(conn, SYMCOMM_OK, value, NULL, 0, NULL);
 }
@@ -529,12 +557,14 @@ void sc_store_session_handle(sc_store_conn_t *conn) {
     return;
   }
   switch (req->op) {
-  case SC_STORE_OP_SET:
-    if (sc_store_put(s, key, value, req->value_len))
-      sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+  case SC_STORE_OP_SET: {
+    sc_result_t stored = sc_store_put(s, key, value, req->value_len);
+    if (stored != SYMCOMM_OK)
+      sc_store_put_failed(conn, stored, key, req->value_len);
     else
-      sc_store_conn_reply(conn, SYMCOMM_ERR_OUT_OF_MEMORY, 0, NULL, 0, "the root ran out of memory");
+      sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
     return;
+  }
   case SC_STORE_OP_ADD:
     sc_store_handle_add(conn, key, req->arg);
     return;
@@ -630,11 +660,52 @@ static void sc_store_explain_timeout(const sc_store_conn_t *conn, char *text, si
     snprintf(text + n, len - (size_t)n, " (never connected to the root: rank %s)", never);
 }
 
-int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now) {
+/* True when rank r has given its part to a gather or broadcast still held. */
+static bool sc_store_rank_gave(const sc_store_session_t *s, int r) {
+  for (const sc_store_gather_t *g = s->gathers; g != NULL; g = g->next)
+    if (g->given[r])
+      return true;
+  return false;
+}
+
+/* Whether conn holds a rank's place in a session that has not formed yet
+ * while waiting for nothing (see SC_STORE_FORMING_IDLE_MS). */
+static bool sc_store_idle_in_forming(const sc_store_session_t *s, const sc_store_conn_t *c) {
+  return !s->formed && s->failed == SYMCOMM_OK && !c->parked && !c->closing &&
+         !sc_store_rank_gave(s, c->rank);
+}
+
+/* The connection leaves as if its rank had never come: the session goes on
+ * and the rank may join again. */
+static void sc_store_unjoin(sc_store_session_t *s, sc_store_conn_t *c, int64_t idle_ms) {
+  int r = c->rank;
+  SC_WARN(SC_BOOT,
+          "root: dropping %s, which joined session %016llx as rank %d and then sent nothing for "
+          "%.1f s before the session's first all-gather; rank %d may join again",
+          c->peer, (unsigned long long)s->id, r, (double)idle_ms / 1000.0, r);
+  s->state[r] = RANK_NEVER;
+  s->conn[r] = NULL;
+  s->first_peer[r][0] = '\0';
+  s->joined--;
+  c->ready = false;
+  c->session = NULL;
+  c->closing = true;
+  sc_store_output_clear(&c->out);
+}
+
+int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now, int64_t forming_idle_ms) {
   int64_t next = SC_DEADLINE_NEVER;
   for (sc_store_session_t *s = sessions; s != NULL; s = s->next) {
     for (int r = 0; r < s->nranks; r++) {
       sc_store_conn_t *c = s->conn[r];
+      if (c != NULL && sc_store_idle_in_forming(s, c)) {
+        int64_t idle_end = c->active_at + forming_idle_ms;
+        if (now >= idle_end)
+          sc_store_unjoin(s, c, forming_idle_ms);
+        else if (idle_end < next)
+          next = idle_end;
+        continue;
+      }
       if (c == NULL || !c->parked)
         continue;
       if (c->deadline > now) {

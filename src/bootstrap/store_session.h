@@ -24,6 +24,7 @@ typedef struct sc_store_conn {
   bool ready;   /* the hello was accepted and the connection belongs to a session */
   bool closing; /* flush the output, then close */
   int64_t hello_deadline;
+  int64_t active_at; /* the last bytes in, or the last reply to a held request */
   sc_store_session_t *session;
   int rank;
 
@@ -70,9 +71,12 @@ void sc_store_session_handle(sc_store_conn_t *conn);
 /* The connection leaves its session; `why` details FAILED and REJECTED. */
 void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, const char *why);
 
-/* Answers parked requests whose deadline has passed; returns the earliest
- * deadline still pending (SC_DEADLINE_NEVER if none). */
-int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now);
+/* Answers parked requests whose deadline has passed, and drops connections
+ * that have waited for nothing for forming_idle_ms in a session whose first
+ * all-gather has not completed (SC_STORE_FORMING_IDLE_MS): their ranks may
+ * join again.
+ * Returns the earliest deadline still pending (SC_DEADLINE_NEVER if none). */
+int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now, int64_t forming_idle_ms);
 
 /* Fails the session: every parked and future request gets (result, why). */
 void sc_store_session_fail(sc_store_session_t *session, sc_result_t result, const char *why);

@@ -64,6 +64,7 @@ struct symcomm_comm {
   sc_bootstrap_t boot;
   sc_store_server_t *root; /* the root this process serves for this comm, if any */
   uint64_t session;
+  sc_secret_t secret; /* its ranks' own: the fd exchange derives names and tokens from it */
 
   sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
   atomic_bool aborted;

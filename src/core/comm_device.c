@@ -43,7 +43,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->local_of = comm->local_of;
   v->local_rank_to_rank = comm->local_rank_to_rank;
   v->pids = comm->pids;
-  v->session = comm->session;
+  v->secret = comm->secret;
   v->boot = &comm->boot;
   v->ops = comm->ops;
   v->device = comm->device;

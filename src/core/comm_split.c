@@ -37,13 +37,13 @@ static sc_result_t sc_split_publish_root(struct symcomm_comm *parent, bool leade
   sc_result_t leader_res = SYMCOMM_OK;
   if (leader) {
     sc_sockaddr_t near;
-    uint64_t session = 0;
+    sc_secret_t secret;
     bool use_near = !sc_param_is_set(SC_PARAM_SOCKET_IFNAME);
-    leader_res = sc_root_random_session(&session);
+    leader_res = sc_secret_random(&secret);
     if (leader_res == SYMCOMM_OK && use_near)
       leader_res = sc_bootstrap_local_address(&parent->boot, &near);
     if (leader_res == SYMCOMM_OK)
-      leader_res = sc_root_start(NULL, use_near ? &near : NULL, session,
+      leader_res = sc_root_start(NULL, use_near ? &near : NULL, &secret,
                                  parent->options.timeout_ms, my_root, server);
     if (leader_res == SYMCOMM_OK)
       sc_root_encode(my_root, &mine);
@@ -75,6 +75,7 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
     child->options.host_ranks_hint = parent->local_size;
   child->root = server;
   child->session = root->session;
+  child->secret = root->secret;
   for (int i = 0; i < n; i++) {
     parent_rank[i] = members[i].parent_rank;
     child->peers[i] = parent->peers[members[i].parent_rank];

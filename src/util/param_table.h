@@ -22,6 +22,8 @@ SC_PARAM(SOCKET_FAMILY, "SYMCOMM_SOCKET_FAMILY", STRING, NULL,
          "AF_INET or AF_INET6 to restrict the root's address family")
 SC_PARAM(MASTER_PORT_OFFSET, "SYMCOMM_MASTER_PORT_OFFSET", INT, "-1",
          "added to MASTER_PORT for the root's port; -1 = 1 under torchrun's agent (which owns MASTER_PORT), else 0")
+SC_PARAM(JOB_KEY, "SYMCOMM_JOB_KEY", STRING, NULL,
+         "a secret every rank of a launcher's job shares (16 characters or more, e.g. 32 random hex digits): makes the job's session ids and socket names unguessable; symcomm-run sets a random one")
 
 /* devices and topology */
 SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
@@ -66,11 +68,19 @@ SC_PARAM(TORCH_LOCAL_WORLD_SIZE, "LOCAL_WORLD_SIZE", INT, NULL, "torchrun: ranks
 SC_PARAM(MASTER_ADDR, "MASTER_ADDR", STRING, NULL, "torchrun: host of the root")
 SC_PARAM(MASTER_PORT, "MASTER_PORT", INT, NULL, "torchrun: port of the root (see SYMCOMM_MASTER_PORT_OFFSET)")
 SC_PARAM(TORCHELASTIC_RUN_ID, "TORCHELASTIC_RUN_ID", STRING, NULL,
-         "torchrun: present when torchrun's agent runs the job (its store holds MASTER_PORT)")
+         "torchrun: present when torchrun's agent runs the job (its store holds MASTER_PORT); part of the job's identity")
+SC_PARAM(TORCHELASTIC_RESTART_COUNT, "TORCHELASTIC_RESTART_COUNT", STRING, NULL,
+         "torchrun: how often its agent restarted the workers (part of the job's identity)")
 SC_PARAM(OMPI_RANK, "OMPI_COMM_WORLD_RANK", INT, NULL, "Open MPI: rank of this process")
 SC_PARAM(OMPI_SIZE, "OMPI_COMM_WORLD_SIZE", INT, NULL, "Open MPI: number of ranks")
 SC_PARAM(OMPI_LOCAL_RANK, "OMPI_COMM_WORLD_LOCAL_RANK", INT, NULL, "Open MPI: rank on this host")
 SC_PARAM(OMPI_LOCAL_SIZE, "OMPI_COMM_WORLD_LOCAL_SIZE", INT, NULL, "Open MPI: ranks on this host")
+SC_PARAM(PMIX_NAMESPACE, "PMIX_NAMESPACE", STRING, NULL,
+         "Open MPI 5 (PMIx): the job's namespace (part of the job's identity)")
+SC_PARAM(OMPI_JOBID, "OMPI_MCA_ess_base_jobid", STRING, NULL,
+         "Open MPI 4: the job's id (part of the job's identity)")
 SC_PARAM(SLURM_PROCID, "SLURM_PROCID", INT, NULL, "Slurm: rank of this process")
 SC_PARAM(SLURM_NTASKS, "SLURM_NTASKS", INT, NULL, "Slurm: number of ranks")
 SC_PARAM(SLURM_LOCALID, "SLURM_LOCALID", INT, NULL, "Slurm: rank on this host")
+SC_PARAM(SLURM_JOB_ID, "SLURM_JOB_ID", STRING, NULL, "Slurm: the job's id (part of the job's identity)")
+SC_PARAM(SLURM_STEP_ID, "SLURM_STEP_ID", STRING, NULL, "Slurm: the job step's id (part of the job's identity)")

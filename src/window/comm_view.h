@@ -18,7 +18,7 @@ typedef struct sc_comm_view {
   const int *local_of;   /* [nranks]: local rank of each rank on this host, -1 elsewhere */
   const int *local_rank_to_rank; /* [local_size]: rank of each local rank */
   const int *pids;       /* [nranks] */
-  uint64_t session;      /* unique to this communicator */
+  sc_secret_t secret;    /* known only to this communicator's ranks */
   sc_bootstrap_t *boot;
   const sc_backend_ops_t *ops;
   sc_device_t *device;

@@ -17,12 +17,18 @@
 #define SC_FD_STRAY_MS 1000     /* an accepted connection's time to bring its message */
 #define SC_FD_RETRY_MS 5        /* between connects to a peer whose backlog is full */
 #define SC_FD_MAX_PENDING 32    /* accepted connections waited on at once */
+#define SC_FD_REFUSED_GRACE_MS 2000 /* for a bundle from a peer whose socket refused ours */
 
+/* A bundle's message. The token proves the sender knows the communicator's
+ * secret: only a rank of it can make one, and each is good for one sender,
+ * one receiver and one exchange. Processes are not told apart by pid, which
+ * differs between PID namespaces (containers of one pod, --network=host). */
 typedef struct sc_fd_header {
   uint32_t magic;
   int32_t rank;
   int32_t nfds;
   int32_t reserved;
+  sc_secret_t token;
   uint64_t words[4];
 } sc_fd_header_t;
 
@@ -31,6 +37,7 @@ struct sc_fd_link {
   bool connected; /* fd reached the peer's listener */
   bool sent;      /* this rank's bundle went out to the peer (or failed for good) */
   bool received;  /* the peer's bundle came in (or failed for good) */
+  int64_t refused_at; /* when the peer's socket refused this rank's connection; 0 if not */
 };
 
 typedef struct sc_fd_pending {
@@ -47,15 +54,28 @@ typedef enum sc_fd_take {
 } sc_fd_take_t;
 
 /* The abstract socket of local rank l for exchange `seq` of a communicator,
- * named by its rank in the communicator: simulated hosts share one machine. */
-static socklen_t sc_fd_address(const sc_comm_view_t *view, uint64_t seq, int local,
-                               struct sockaddr_un *addr) {
+ * named by its rank in the communicator (simulated hosts share one machine).
+ * Names derive from the communicator's secret: unique to it on the host (jobs
+ * at once never collide) and unguessable, so no other process can take one
+ * first. Anyone on the host can list them (/proc/net/unix), but a name tells
+ * nothing of the next one or of the secret. */
+socklen_t sc_fd_exchange_address(const sc_comm_view_t *view, uint64_t seq, int local,
+                                 struct sockaddr_un *addr) {
   memset(addr, 0, sizeof(*addr));
   addr->sun_family = AF_UNIX;
-  int n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "symcomm-%016llx-%llu-%d",
-                   (unsigned long long)view->session, (unsigned long long)seq,
-                   view->local_rank_to_rank[local]);
+  sc_secret_t name;
+  sc_secret_derive(&view->secret, "fd socket", seq, (uint64_t)view->local_rank_to_rank[local], 0,
+                   &name);
+  char hex[SC_SECRET_HEX];
+  sc_secret_hex(&name, hex);
+  int n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "symcomm-%s", hex);
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* The token rank `from` shows rank `to` in exchange `seq`. */
+static void sc_fd_token(const sc_comm_view_t *view, uint64_t seq, int from, int to,
+                        sc_secret_t *token) {
+  sc_secret_derive(&view->secret, "fd token", seq, (uint64_t)from, (uint64_t)to, token);
 }
 
 sc_result_t sc_fd_exchange_open(sc_comm_view_t *view, sc_fd_exchange_t *x) {
@@ -75,7 +95,7 @@ sc_result_t sc_fd_exchange_open(sc_comm_view_t *view, sc_fd_exchange_t *x) {
     goto fail;
   }
   struct sockaddr_un addr;
-  socklen_t len = sc_fd_address(view, x->seq, view->local_rank, &addr);
+  socklen_t len = sc_fd_exchange_address(view, x->seq, view->local_rank, &addr);
   /* Room for every peer and as many strays as are waited on at once. */
   if (bind(x->listener, (struct sockaddr *)&addr, len) != 0 ||
       listen(x->listener, view->local_size + SC_FD_MAX_PENDING) != 0) {
@@ -133,18 +153,21 @@ static sc_result_t sc_fd_try_send(sc_fd_exchange_t *x, int l, const sc_fd_bundle
   int peer = view->local_rank_to_rank[l];
   if (!link->connected) {
     struct sockaddr_un addr;
-    socklen_t len = sc_fd_address(view, x->seq, l, &addr);
+    socklen_t len = sc_fd_exchange_address(view, x->seq, l, &addr);
     if (connect(link->fd, (struct sockaddr *)&addr, len) != 0 && errno != EISCONN) {
       if (errno == EAGAIN || errno == EINTR)
         return SYMCOMM_IN_PROGRESS;
-      if (sc_fd_peer_gave_up(errno, peer))
+      if (sc_fd_peer_gave_up(errno, peer)) {
+        link->refused_at = sc_now_ms();
         return SYMCOMM_OK;
+      }
       return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_WIN,
                             "cannot reach rank %d on this host to pass memory handles", peer);
     }
     link->connected = true;
   }
   sc_fd_header_t header = {.magic = SC_FD_MAGIC, .rank = view->rank, .nfds = mine->nfds};
+  sc_fd_token(view, x->seq, view->rank, peer, &header.token);
   memcpy(header.words, mine->words, sizeof(header.words));
   struct iovec iov = {.iov_base = &header, .iov_len = sizeof(header)};
   union {
@@ -167,8 +190,10 @@ static sc_result_t sc_fd_try_send(sc_fd_exchange_t *x, int l, const sc_fd_bundle
     return SYMCOMM_OK;
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return SYMCOMM_IN_PROGRESS;
-  if (n < 0 && sc_fd_peer_gave_up(errno, peer))
+  if (n < 0 && sc_fd_peer_gave_up(errno, peer)) {
+    link->refused_at = sc_now_ms();
     return SYMCOMM_OK;
+  }
   if (n < 0)
     return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_WIN, "passing memory handles to rank %d failed",
                           peer);
@@ -214,13 +239,14 @@ static sc_fd_take_t sc_fd_take(sc_fd_exchange_t *x, int fd, sc_fd_bundle_t *got,
     }
   }
   int rank = header.rank;
-  struct ucred cred;
-  socklen_t cred_len = sizeof(cred);
   bool from_peer = n == (ssize_t)sizeof(header) && header.magic == SC_FD_MAGIC && rank >= 0 &&
                    rank < view->nranks && rank != view->rank && view->local_of[rank] >= 0 &&
-                   !x->links[view->local_of[rank]].received &&
-                   getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0 &&
-                   cred.pid == view->pids[rank];
+                   !x->links[view->local_of[rank]].received;
+  if (from_peer) {
+    sc_secret_t expected;
+    sc_fd_token(view, x->seq, rank, view->rank, &expected);
+    from_peer = sc_secret_equal(&expected, &header.token);
+  }
   if (!from_peer || truncated || header.nfds != nfds) {
     for (int i = 0; i < nfds; i++)
       close(fds[i]);
@@ -260,6 +286,39 @@ static sc_result_t sc_fd_timeout(const sc_fd_exchange_t *x, const char *step, in
                   to_send, view->local_size - 1, first, step);
 }
 
+/* Stops waiting for peers whose sockets refused this rank's connection a
+ * while ago: they no longer take handles, and what they passed before has
+ * come in by now. Returns how many; *wake gets the next such moment. The
+ * first is a TIMEOUT in *res, so that the caller's next all-gather names a
+ * rank that failed on its own (the refuser) before this one. */
+static int sc_fd_refusers(sc_fd_exchange_t *x, const char *step, int64_t now, int64_t *wake,
+                          sc_result_t *res) {
+  const sc_comm_view_t *view = x->view;
+  int given_up = 0;
+  for (int l = 0; l < view->local_size; l++) {
+    struct sc_fd_link *link = &x->links[l];
+    if (l == view->local_rank || link->refused_at == 0 || link->received)
+      continue;
+    int64_t until = link->refused_at + SC_FD_REFUSED_GRACE_MS;
+    if (now < until) {
+      if (until < *wake)
+        *wake = until;
+      continue;
+    }
+    link->received = true;
+    given_up++;
+    if (*res == SYMCOMM_OK)
+      *res = SC_RAISE(SYMCOMM_ERR_TIMEOUT, SC_WIN,
+                      "rank %d of this host refused the connection for memory handles and never "
+                      "passed its own (%s): it stopped taking them (it aborted or timed out), or "
+                      "it runs in another network namespace; handles travel over abstract Unix "
+                      "sockets, which do not cross network namespaces, so the ranks of one host "
+                      "must share one (one pod, or --network=host)",
+                      view->local_rank_to_rank[l], step);
+  }
+  return given_up;
+}
+
 sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_fd_bundle_t *mine,
                                sc_fd_bundle_t *got) {
   sc_comm_view_t *view = x->view;
@@ -296,16 +355,16 @@ sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_f
       link->sent = true;
       to_send--;
     }
+    int64_t now = sc_now_ms(), wake = deadline;
+    to_receive -= sc_fd_refusers(x, step, now, &wake, &res);
     if (to_send == 0 && to_receive == 0)
       break;
-    int64_t now = sc_now_ms();
     if (now >= deadline) {
       sc_result_t r = sc_fd_timeout(x, step, to_send, to_receive);
       if (res == SYMCOMM_OK)
         res = r;
       break;
     }
-    int64_t wake = deadline;
     if (to_send > 0 && now + SC_FD_RETRY_MS < wake)
       wake = now + SC_FD_RETRY_MS;
     int np = 0, at_abort = -1, at_listener = -1;

@@ -5,6 +5,7 @@
 #define SC_WINDOW_FD_EXCHANGE_H
 
 #include <stdint.h>
+#include <sys/un.h>
 
 #include "window/comm_view.h"
 
@@ -39,9 +40,13 @@ sc_result_t sc_fd_exchange_open(sc_comm_view_t *view, sc_fd_exchange_t *x);
 
 /* Call only once every rank's open succeeded. On return got[l] is the bundle
  * of local rank l (received fds are the caller's to close; got[local_rank] is
- * left empty); on failure got holds nothing. Peers are checked by pid: a
- * stray process cannot slip a descriptor in, and a connection that does not
- * bring a whole message within about a second is dropped. Every wait is
+ * left empty); on failure got holds nothing. Peers prove they are ranks of
+ * the communicator with a token derived from its secret (not by pid, which
+ * differs between PID namespaces), so a stray process cannot slip a
+ * descriptor in; a connection that does not bring a whole message within
+ * about a second is dropped, and a peer whose socket refuses this rank's
+ * connection is given up on after two seconds, with a sentence that says why
+ * that happens (it stopped, or another network namespace). Every wait is
  * bounded (half the view's timeout, so that ranks still meet in the caller's
  * next all-gather when one could not pass its handles) and ends on abort.
  * A rank that fails here still passes its own bundle to the peers it can. */
@@ -49,6 +54,12 @@ sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_f
                                sc_fd_bundle_t *got);
 
 void sc_fd_exchange_close(sc_fd_exchange_t *x);
+
+/* The abstract socket (a name derived from the communicator's secret) on
+ * which local rank `local` takes handles in exchange `seq`; the length to
+ * bind or connect with. */
+socklen_t sc_fd_exchange_address(const sc_comm_view_t *view, uint64_t seq, int local,
+                                 struct sockaddr_un *addr);
 
 /* Closes every received descriptor of got[0..n). */
 void sc_fd_bundles_close(sc_fd_bundle_t *got, int n);

@@ -1,7 +1,12 @@
 /* Passing descriptors between the ranks of one host (src/window/fd_exchange.c),
- * with the ranks as threads of this process (so every rank has this pid), a
- * root in this process, and strays that connect to a rank's socket:
+ * with the ranks as threads of this process, a root in this process, and
+ * strays that connect to a rank's socket:
  *   - three ranks pass a memfd each; each gets the others' and their numbers
+ *   - the same when the pids the ranks reported are not what the kernel says
+ *     of their sockets (ranks in different PID namespaces)
+ *   - a peer whose socket does not exist here (another network namespace,
+ *     simulated by a rank with another secret): each rank gives up after
+ *     about two seconds with a sentence that names the likely cause
  *   - a stray that connects and stays silent is dropped after about a second
  *     and does not stop the exchange (which ends when the late rank comes)
  *   - garbage, a short message, a forged header from another process with a
@@ -30,9 +35,11 @@
 #include "window/fd_exchange.h"
 
 #define NR 3
-#define SESSION 0x5eed5eedfeedULL
-
 static int pids[NR], local_of[NR], local_rank_to_rank[NR];
+static const sc_secret_t secret = {{0x5eed5eedfeedULL, 0xfeedf00dULL}};
+/* How the strays find rank 0's socket: as the ranks name it. */
+static const sc_comm_view_t stray_view = {.local_rank_to_rank = local_rank_to_rank,
+                                          .secret = {{0x5eed5eedfeedULL, 0xfeedf00dULL}}};
 
 typedef struct rank_job {
   int rank;
@@ -42,6 +49,7 @@ typedef struct rank_job {
   int delay_ms;   /* between the agreement and passing the handles */
   int hold_ms;    /* with skip_run: how long the listener stays open */
   bool skip_run;  /* agrees, then never passes its handles */
+  bool other_secret; /* names its socket, and its peers', as another communicator would */
   sc_result_t open_res, run_res;
   char error[1024];
   sc_fd_bundle_t got[NR];
@@ -59,17 +67,17 @@ static sc_root_addr_t start_root(sc_store_server_t **server) {
   int fd;
   TEST_OK(sc_sockaddr_parse("127.0.0.1", 0, &where));
   TEST_OK(sc_socket_listen(&where, &fd, &bound));
-  TEST_OK(sc_store_server_start(fd, SESSION, false, 5000, server));
-  return (sc_root_addr_t){.addr = bound, .session = SESSION};
+  sc_store_server_config_t config = {.only_session = sc_root_session(&secret),
+                                     .idle_timeout_ms = 5000};
+  TEST_OK(sc_store_server_start(fd, &config, server));
+  sc_root_addr_t root = {.addr = bound};
+  sc_root_set_secret(&root, &secret);
+  return root;
 }
 
 /* The name fd_exchange.c gives rank r's socket for exchange seq. */
 static socklen_t exchange_address(uint64_t seq, int r, struct sockaddr_un *addr) {
-  memset(addr, 0, sizeof(*addr));
-  addr->sun_family = AF_UNIX;
-  int n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "symcomm-%016llx-%llu-%d",
-                   (unsigned long long)SESSION, 0ull + seq, r);
-  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+  return sc_fd_exchange_address(&stray_view, seq, r, addr);
 }
 
 static void *rank_thread(void *arg) {
@@ -79,8 +87,10 @@ static void *rank_thread(void *arg) {
   sc_comm_view_t view = {.rank = job->rank, .nranks = NR, .local_rank = job->rank,
                          .local_size = NR, .max_local_size = NR, .local_of = local_of,
                          .local_rank_to_rank = local_rank_to_rank, .pids = pids,
-                         .session = SESSION, .boot = &boot, .abort_fd = job->abort_fd,
+                         .secret = secret, .boot = &boot, .abort_fd = job->abort_fd,
                          .timeout_ms = job->timeout_ms};
+  if (job->other_secret)
+    view.secret.w[1] ^= 1;
   /* What this rank passes: a memfd holding its rank, and two numbers. */
   int memfd = memfd_create("fd-exchange-test", MFD_CLOEXEC);
   TEST_ASSERT(memfd >= 0 && pwrite(memfd, &job->rank, sizeof(int), 0) == sizeof(int));
@@ -187,6 +197,49 @@ static void test_basic(void) {
   sc_store_server_release(server);
 }
 
+/* ---- pids that do not match what the kernel says of the sockets: in another
+ * PID namespace a rank's getpid() is not the pid its peers see */
+static void test_pids_do_not_matter(void) {
+  sc_store_server_t *server;
+  sc_root_addr_t root = start_root(&server);
+  rank_job_t jobs[NR];
+  init_jobs(jobs, root, 20000);
+  for (int r = 0; r < NR; r++)
+    pids[r] = 1 + r; /* what three containers' first processes would report */
+  run_ranks(jobs);
+  check_bundles(jobs);
+  for (int r = 0; r < NR; r++)
+    pids[r] = (int)getpid();
+  sc_store_server_release(server);
+}
+
+/* ---- a rank that cannot be reached: its socket is not where its peers look
+ * (as for a rank in another network namespace) */
+static void test_unreachable_peer(void) {
+  sc_store_server_t *server;
+  sc_root_addr_t root = start_root(&server);
+  rank_job_t jobs[NR];
+  init_jobs(jobs, root, 20000);
+  jobs[2].other_secret = true;
+  int fds = count_fds();
+  run_ranks(jobs);
+  for (int r = 0; r < NR; r++) {
+    TEST_ASSERT(jobs[r].run_res == SYMCOMM_ERR_TIMEOUT, "rank %d: %s (%s)", r,
+                symcomm_result_string(jobs[r].run_res), jobs[r].error);
+    TEST_ASSERT(test_contains(jobs[r].error, "refused the connection") &&
+                    test_contains(jobs[r].error, "network namespace"),
+                "rank %d: %s", r, jobs[r].error);
+    /* Well before half the timeout (10 s). */
+    TEST_ASSERT(jobs[r].run_seconds > 1.5 && jobs[r].run_seconds < 5.0, "rank %d waited %.2f s", r,
+                jobs[r].run_seconds);
+    for (int l = 0; l < NR; l++)
+      TEST_ASSERT(jobs[r].got[l].nfds == 0, "a failed exchange left descriptors");
+  }
+  TEST_ASSERT(test_contains(jobs[0].error, "rank 2 of this host"), "%s", jobs[0].error);
+  TEST_ASSERT(count_fds() == fds, "%d descriptors before, %d after", fds, count_fds());
+  sc_store_server_release(server);
+}
+
 /* ---- a silent stray */
 typedef struct silent_job {
   double connected_at, dropped_at;
@@ -256,10 +309,12 @@ static int stray_connect(void) {
   return fd;
 }
 
-/* What fd_exchange.c sends, claiming to be rank 1. */
+/* What fd_exchange.c sends, claiming to be rank 1, with a token made up
+ * (only the communicator's ranks know its secret). */
 typedef struct forged_header {
   uint32_t magic;
   int32_t rank, nfds, reserved;
+  uint64_t token[2];
   uint64_t words[4];
 } forged_header_t;
 
@@ -276,7 +331,8 @@ static void *flood_strays(void *arg) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (connect(fd, (struct sockaddr *)&addr, len) != 0)
       _exit(1);
-    forged_header_t h = {.magic = 0x44464353u, .rank = 1, .nfds = 1, .words = {666}};
+    forged_header_t h = {.magic = 0x44464353u, .rank = 1, .nfds = 1, .token = {1, 2},
+                         .words = {666}};
     struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
     union {
       struct cmsghdr align;
@@ -401,6 +457,8 @@ int main(void) {
     local_rank_to_rank[r] = r;
   }
   test_basic();
+  test_pids_do_not_matter();
+  test_unreachable_peer();
   test_silent_stray();
   test_bad_strays();
   test_timeout();

@@ -1,5 +1,6 @@
 /* Launcher detection: each launcher's variables, their precedence, the root
- * address and its port offset, and the errors for incomplete environments. */
+ * address and its port offset, and the errors for incomplete environments, and
+ * the job key every rank derives alike. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,56 @@ static void expect_failure(const char *needle) {
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "expected failure mentioning '%s', got %s", needle,
               symcomm_result_string(r));
   TEST_ASSERT(test_contains(sc_error_last(), needle), "'%s' not in: %s", needle, sc_error_last());
+}
+
+/* The job key: alike on every rank of a job, different between jobs, secret
+ * only with SYMCOMM_JOB_KEY. Two ranks of one job differ in their rank
+ * variables only. */
+static sc_launch_env_t as_rank(int rank) {
+  char text[16];
+  snprintf(text, sizeof(text), "%d", rank);
+  setenv("SLURM_PROCID", text, 1);
+  setenv("SLURM_LOCALID", text, 1);
+  return detect_ok();
+}
+
+static void test_job_key(void) {
+  clear_env();
+  setenv("SLURM_NTASKS", "4", 1);
+  setenv("MASTER_ADDR", "node0", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  sc_launch_env_t a = as_rank(0), b = as_rank(3);
+  TEST_ASSERT(sc_secret_equal(&a.job_key, &b.job_key), "two ranks of one job differ");
+  TEST_ASSERT(!a.key_secret && test_contains(a.key_from, "the root's port"), "%s", a.key_from);
+  /* Another host name for rank 0 on some rank: still the same job. */
+  setenv("MASTER_ADDR", "10.1.2.3", 1);
+  b = as_rank(3);
+  TEST_ASSERT(sc_secret_equal(&a.job_key, &b.job_key), "the host's spelling changed the key");
+  /* What tells jobs apart. */
+  const char *vars[][2] = {{"MASTER_PORT", "29501"}, {"SLURM_NTASKS", "8"},
+                           {"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "1"},
+                           {"SYMCOMM_JOB_KEY", "0123456789abcdef0123"}};
+  sc_secret_t seen[6];
+  seen[0] = a.job_key;
+  for (int i = 0; i < 5; i++) {
+    setenv(vars[i][0], vars[i][1], 1);
+    b = as_rank(0);
+    for (int j = 0; j <= i; j++)
+      TEST_ASSERT(!sc_secret_equal(&b.job_key, &seen[j]), "%s=%s gives an earlier key", vars[i][0],
+                  vars[i][1]);
+    TEST_ASSERT(test_contains(b.key_from, vars[i][0][0] == 'M' ? "port" : vars[i][0]) ||
+                    strcmp(vars[i][0], "SLURM_NTASKS") == 0,
+                "%s not in '%s'", vars[i][0], b.key_from);
+    seen[i + 1] = b.job_key;
+  }
+  TEST_ASSERT(b.key_secret, "SYMCOMM_JOB_KEY did not make the key secret");
+  /* Only the detected launcher's ids count: Open MPI's, under Slurm, do not. */
+  setenv("PMIX_NAMESPACE", "slurm.pmix.4242.1", 1);
+  sc_launch_env_t c = as_rank(0);
+  TEST_ASSERT(sc_secret_equal(&b.job_key, &c.job_key), "another launcher's id changed the key");
+  /* A guessable key is refused. */
+  setenv("SYMCOMM_JOB_KEY", "short", 1);
+  expect_failure("SYMCOMM_JOB_KEY has 5 characters");
 }
 
 int main(void) {
@@ -114,6 +165,7 @@ int main(void) {
   e = detect_ok();
   TEST_ASSERT(strcmp(e.launcher, "torchrun") == 0);
 
+  test_job_key();
   printf("test_launch_env: all passed\n");
   return 0;
 }

@@ -2,6 +2,7 @@
  *
  *   main.c        options, usage text, the exit status
  *   root_socket.c the job's root listening socket (inherited by rank 0)
+ *   job_key.c     the job's random secret (SYMCOMM_JOB_KEY of every rank)
  *   signals.c     which signals are caught and how they reach the event loop
  *   spawn.c       starting one rank: process group, parent-death signal, environment, exec
  *   supervise.c   the event loop: reaping, failures, timeout, forwarding, stopping
@@ -38,6 +39,16 @@ typedef struct {
   char *const *argv;    /* the program and its arguments, NULL-terminated */
 } launcher_options_t;
 
+/* Hex digits of the job's key: 128 random bits. */
+#define LAUNCHER_JOB_KEY_CHARS 32
+
+/* What every rank of the job is given besides its place. */
+typedef struct {
+  int root_fd;   /* listening, inherited by rank 0 */
+  int root_port;
+  char key[LAUNCHER_JOB_KEY_CHARS + 1];
+} launcher_job_t;
+
 /* Where a rank sits: the simulated host and its place on it. */
 typedef struct {
   int rank;
@@ -69,6 +80,12 @@ typedef struct {
  * goes to *port. Returns the fd, or -1 after printing why. */
 int root_socket_open(int *port);
 
+/* --- job_key.c --- */
+
+/* Fills key (LAUNCHER_JOB_KEY_CHARS hex digits and a NUL) with random bits.
+ * Returns 0, or -1 after printing why. */
+int job_key_make(char *key);
+
 /* --- signals.c --- */
 
 typedef struct {
@@ -95,9 +112,9 @@ const char *signal_name(int sig);
 rank_place_t rank_place(const launcher_options_t *opts, int rank);
 
 /* Starts one rank in its own process group. With tag_output, proc->out/err get the
- * read ends of its stdout/stderr pipes. root_fd is inherited by rank 0 only. Returns
- * 0, or -1 after printing why (nothing left running for this rank). */
-int spawn_rank(const launcher_options_t *opts, int rank, int root_fd, int root_port,
+ * read ends of its stdout/stderr pipes. job->root_fd is inherited by rank 0 only.
+ * Returns 0, or -1 after printing why (nothing left running for this rank). */
+int spawn_rank(const launcher_options_t *opts, const launcher_job_t *job, int rank,
                const sigset_t *child_mask, rank_proc_t *proc);
 
 /* --- tag_output.c --- */

@@ -46,7 +46,9 @@ static const char usage_text[] =
     "  SYMCOMM_HOSTID        index of its simulated host (only with --hosts)\n"
     "  SYMCOMM_ADDR          127.0.0.1:PORT, the job's root (bootstrap) address\n"
     "  SYMCOMM_ROOT_FD       rank 0 only: a descriptor already listening on that port,\n"
-    "                        on which rank 0 serves the root\n"
+    "                        on which rank 0 serves the root\n"    "  SYMCOMM_JOB_KEY       a random secret of this job (a new one for every job,\n"
+    "                        whatever the environment held): it keeps jobs on one\n"
+    "                        machine apart and strangers out of the job\n"
     "Rank 0 reads symcomm-run's stdin unless it is a terminal; the other ranks read\n"
     "/dev/null.\n"
     "\n"
@@ -167,7 +169,8 @@ int main(int argc, char **argv) {
 
   launcher_signals_t sigs = {.signal_fd = -1};
   rank_proc_t *procs = NULL;
-  int root_fd = -1, root_port = 0, started = 0;
+  launcher_job_t job = {.root_fd = -1};
+  int started = 0;
   status = LAUNCHER_EXIT_INTERNAL;
   if (ensure_std_fds_open() != 0) {
     fprintf(stderr, LAUNCHER_NAME ": cannot open /dev/null: %s\n", strerror(errno));
@@ -176,8 +179,10 @@ int main(int argc, char **argv) {
   /* Signals first: one that arrives while ranks are starting waits in the signalfd. */
   if (signals_setup(&sigs) != 0)
     goto cleanup;
-  root_fd = root_socket_open(&root_port);
-  if (root_fd < 0)
+  if (job_key_make(job.key) != 0)
+    goto cleanup;
+  job.root_fd = root_socket_open(&job.root_port);
+  if (job.root_fd < 0)
     goto cleanup;
   procs = calloc((size_t)opts.world_size, sizeof(*procs));
   if (procs == NULL) {
@@ -189,16 +194,16 @@ int main(int argc, char **argv) {
     procs[r].err.fd = -1;
   }
   for (; started < opts.world_size; started++)
-    if (spawn_rank(&opts, started, root_fd, root_port, &sigs.saved_mask, &procs[started]) != 0)
+    if (spawn_rank(&opts, &job, started, &sigs.saved_mask, &procs[started]) != 0)
       break;
   /* Rank 0 has its own copy; ours would only keep the port open after rank 0 is gone. */
-  close(root_fd);
-  root_fd = -1;
+  close(job.root_fd);
+  job.root_fd = -1;
   status = supervise(&opts, procs, started, &sigs);
 
 cleanup:
-  if (root_fd >= 0)
-    close(root_fd);
+  if (job.root_fd >= 0)
+    close(job.root_fd);
   free(procs);
   signals_close(&sigs);
   return status;

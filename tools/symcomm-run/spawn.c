@@ -41,12 +41,14 @@ static int set_env_int(const char *name, long long value) {
 /* Everything the library reads; variables that only make sense for some ranks are
  * removed otherwise, so that a job started from inside another job's rank does not
  * inherit the outer job's values. */
-static int set_rank_environment(const launcher_options_t *opts, int rank, int root_fd,
-                                int root_port) {
+static int set_rank_environment(const launcher_options_t *opts, const launcher_job_t *job,
+                                int rank) {
   rank_place_t place = rank_place(opts, rank);
   char addr[64];
-  snprintf(addr, sizeof(addr), "127.0.0.1:%d", root_port);
-  if (setenv("SYMCOMM_ADDR", addr, 1) != 0 || set_env_int("SYMCOMM_RANK", rank) != 0 ||
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", job->root_port);
+  /* Always this job's own key: one inherited from an outer job is not ours. */
+  if (setenv("SYMCOMM_ADDR", addr, 1) != 0 || setenv("SYMCOMM_JOB_KEY", job->key, 1) != 0 ||
+      set_env_int("SYMCOMM_RANK", rank) != 0 ||
       set_env_int("SYMCOMM_WORLD_SIZE", opts->world_size) != 0 ||
       set_env_int("SYMCOMM_LOCAL_RANK", place.local_rank) != 0 ||
       set_env_int("SYMCOMM_LOCAL_SIZE", place.local_size) != 0)
@@ -58,7 +60,7 @@ static int set_rank_environment(const launcher_options_t *opts, int rank, int ro
     return -1;
   }
   if (rank == 0) {
-    if (set_env_int("SYMCOMM_ROOT_FD", root_fd) != 0)
+    if (set_env_int("SYMCOMM_ROOT_FD", job->root_fd) != 0)
       return -1;
   } else if (unsetenv("SYMCOMM_ROOT_FD") != 0) {
     return -1;
@@ -85,8 +87,8 @@ static void child_fail(const char *what) {
   _exit(LAUNCHER_EXIT_EXEC);
 }
 
-static __attribute__((noreturn)) void run_child(const launcher_options_t *opts, int rank,
-                                                int root_fd, int root_port,
+static __attribute__((noreturn)) void run_child(const launcher_options_t *opts,
+                                                const launcher_job_t *job, int rank,
                                                 const sigset_t *child_mask, pid_t launcher,
                                                 int out_fd, int err_fd) {
   /* Its own group, so that stopping the rank also reaches whatever it started. */
@@ -103,11 +105,11 @@ static __attribute__((noreturn)) void run_child(const launcher_options_t *opts, 
   if (setup_stdin(rank) != 0)
     child_fail("stdin from /dev/null");
   if (rank == 0) {
-    int flags = fcntl(root_fd, F_GETFD);
-    if (flags < 0 || fcntl(root_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0)
+    int flags = fcntl(job->root_fd, F_GETFD);
+    if (flags < 0 || fcntl(job->root_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0)
       child_fail("root socket");
   }
-  if (set_rank_environment(opts, rank, root_fd, root_port) != 0)
+  if (set_rank_environment(opts, job, rank) != 0)
     child_fail("setenv");
   /* Signals that arrived for the group since fork are pending, not lost: they are
    * delivered here, with the dispositions symcomm-run inherited. */
@@ -119,7 +121,7 @@ static __attribute__((noreturn)) void run_child(const launcher_options_t *opts, 
   _exit(LAUNCHER_EXIT_EXEC);
 }
 
-int spawn_rank(const launcher_options_t *opts, int rank, int root_fd, int root_port,
+int spawn_rank(const launcher_options_t *opts, const launcher_job_t *job, int rank,
                const sigset_t *child_mask, rank_proc_t *proc) {
   int child_out = -1, child_err = -1;
   int rc = -1;
@@ -143,7 +145,7 @@ int spawn_rank(const launcher_options_t *opts, int rank, int root_fd, int root_p
     goto cleanup;
   }
   if (pid == 0)
-    run_child(opts, rank, root_fd, root_port, child_mask, launcher, child_out, child_err);
+    run_child(opts, job, rank, child_mask, launcher, child_out, child_err);
   /* Set the group from this side too, so that a signal sent to it right away reaches
    * the rank even before the child gets to run. EACCES: the child already exec'd,
    * having set its group itself. */

@@ -50,9 +50,10 @@ static sc_result_t sc_store_read_reply(sc_store_client_t *c, int64_t deadline,
   return SC_RAISE(status, SC_BOOT, "rank %d, %s: %s", c->rank, what, text);
 }
 
-sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *root,
-                                    uint64_t session, int rank, int nranks, int64_t timeout_ms,
-                                    int abort_fd) {
+/* Connects and says a hello with `op` (HELLO, or WATCH for a watch). */
+static sc_result_t sc_store_client_open(sc_store_client_t *c, const sc_sockaddr_t *root,
+                                        uint64_t session, int rank, int nranks, int64_t timeout_ms,
+                                        int abort_fd, sc_store_op_t op) {
   memset(c, 0, sizeof(*c));
   c->fd = -1;
   c->abort_fd = abort_fd;
@@ -68,7 +69,7 @@ sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *r
   SC_CHECK(sc_socket_connect(root, deadline, abort_fd, &c->fd));
   sc_store_hello_t hello = {.magic = SC_STORE_MAGIC,
                             .version = SC_STORE_VERSION,
-                            .op = SC_STORE_OP_HELLO,
+                            .op = (uint16_t)op,
                             .session = session,
                             .rank = rank,
                             .nranks = nranks};
@@ -77,14 +78,34 @@ sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *r
                 res, fail);
   sc_store_reply_t reply;
   bool explained;
-  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply, "joining the job", &explained), res, fail);
-  SC_TRACE(SC_BOOT, "rank %d of %d joined session %016llx at %s", rank, nranks,
-           (unsigned long long)session, c->root_text);
+  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply,
+                                    op == SC_STORE_OP_WATCH ? "watching the job" : "joining the job",
+                                    &explained),
+                res, fail);
+  SC_TRACE(SC_BOOT, "rank %d of %d %s session %016llx at %s", rank, nranks,
+           op == SC_STORE_OP_WATCH ? "watches" : "joined", (unsigned long long)session,
+           c->root_text);
   return SYMCOMM_OK;
 fail:
   close(c->fd);
   c->fd = -1;
   return res;
+}
+
+sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *root,
+                                    uint64_t session, int rank, int nranks, int64_t timeout_ms,
+                                    int abort_fd) {
+  return sc_store_client_open(c, root, session, rank, nranks, timeout_ms, abort_fd,
+                              SC_STORE_OP_HELLO);
+}
+
+sc_result_t sc_store_client_watch(const sc_sockaddr_t *root, uint64_t session, int rank,
+                                  int nranks, int64_t timeout_ms, int abort_fd, int *fd) {
+  sc_store_client_t c;
+  SC_CHECK(sc_store_client_open(&c, root, session, rank, nranks, timeout_ms, abort_fd,
+                                SC_STORE_OP_WATCH));
+  *fd = c.fd;
+  return SYMCOMM_OK;
 }
 
 /* Sends a last message that gets no reply (BYE or FAIL), then closes. Best

@@ -212,11 +212,18 @@ SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a) {
 SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_dev_error_t *err) {
   /* The launch owns this copy of the arguments; progress is kept in it. */
   sc_p2p_args_t *a = (sc_p2p_args_t *)args;
-  sc_dev_begin(ctx, &a->guard);
+  int stopped = sc_dev_begin(ctx, &a->guard);
   err->kind = SC_DEV_OK;
   if (a->chunk_bytes == 0 || a->slots == 0) {
     err->kind = SC_DEV_BAD_ARGS;
     err->a = SC_PROGRAM_P2P;
+    return;
+  }
+  if (stopped) { /* the communicator failed before: none of these will meet their peers */
+    err->kind = SC_DEV_ABORTED;
+    if (a->nops > 0)
+      sc_p2p_fail(err, SC_DEV_ABORTED, &a->ops[0], (int64_t)a->ops[0].bytes);
+    sc_dev_p2p_abandon(a);
     return;
   }
   for (;;) {

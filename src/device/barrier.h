@@ -4,18 +4,7 @@
 #define SC_DEVICE_BARRIER_H
 
 #include "device/runtime.h"
-
-/* What a rank whose barrier gave up leaves in its arrived slot, for the
- * ranks that then find the barrier marked failed: why (SC_BARRIER_TIMED_OUT,
- * or SC_BARRIER_STOPPED | the stop code it relays), the rank that names
- * (+1), and for a timeout the rank it waited for (+1). */
-#define SC_BARRIER_TIMED_OUT 0x01u
-#define SC_BARRIER_STOPPED 0x80u
-
-SC_DEV_FN uint64_t sc_barrier_mark(uint32_t why, int named, int other) {
-  return SC_SLOT_ERROR | (uint64_t)(why & 0xffu) << 48 | (uint64_t)((uint32_t)(named + 1) & 0xffffffu) << 24 |
-         (uint64_t)((uint32_t)(other + 1) & 0xffffffu);
-}
+#include "device/status.h"
 
 /* The barrier gave up: every rank's later barriers fail at once, and learn
  * why from this rank's arrived slot. */
@@ -32,21 +21,15 @@ SC_DEV_FN void sc_dev_barrier_poison(const sc_barrier_args_t *a, uint64_t mark) 
 SC_DEV_FN void sc_dev_barrier_failed(const sc_barrier_args_t *a, sc_dev_error_t *err) {
   err->kind = SC_DEV_COLL_FAILED;
   err->a = -1;
+  err->b = -1;
   for (int r = 0; r < a->n && err->a < 0; r++) {
     uint64_t mark = sc_dev_load(a->arrived[r]);
     if (!(mark & SC_SLOT_ERROR))
       continue;
-    uint32_t why = (uint32_t)(mark >> 48) & 0xffu;
-    int named = (int)((mark >> 24) & 0xffffffu) - 1, other = (int)(mark & 0xffffffu) - 1;
     err->a = r;
-    if (why & SC_BARRIER_STOPPED) {
-      err->kind = SC_DEV_ABORTED;
-      err->stop = (int32_t)(why & ~SC_BARRIER_STOPPED);
-      err->stop_rank = named;
-      err->why = 0;
-    } else {
-      err->b = other; /* r timed out waiting for `other` */
-    }
+    int timed_out, waited_for;
+    if (!sc_dev_relay_read(mark, err, &timed_out, &waited_for))
+      err->b = waited_for;
   }
 }
 
@@ -54,7 +37,7 @@ SC_DEV_FN void sc_dev_barrier_failed(const sc_barrier_args_t *a, sc_dev_error_t 
  * with what the others should hear. */
 SC_DEV_FN void sc_dev_barrier_give_up(const sc_barrier_args_t *a, int why, sc_dev_error_t *err) {
   uint64_t number = a->target / (uint64_t)a->n;
-  err->kind = why;
+  err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_BARRIER_TIMEOUT : why;
   err->a = -1;
   err->b = 0;
   for (int r = 0; r < a->n; r++)
@@ -65,26 +48,7 @@ SC_DEV_FN void sc_dev_barrier_give_up(const sc_barrier_args_t *a, int why, sc_de
     }
   err->c = a->guard.timeout_ms;
   err->d = (int64_t)number;
-  uint64_t mark;
-  if (why == SC_DEV_TIMEOUT) {
-    err->kind = SC_DEV_BARRIER_TIMEOUT;
-    mark = sc_barrier_mark(SC_BARRIER_TIMED_OUT, a->me, (int)err->a);
-  } else if (why == SC_DEV_ABORTED) {
-    /* Relay the stop as the others would hear it of this rank. */
-    uint32_t stop = (uint32_t)err->stop;
-    int named = err->stop_rank;
-    if (stop == SC_STOP_ABORTED || stop == SC_STOP_NONE) {
-      stop = SC_STOP_PEER_ABORTED;
-      named = a->me;
-    } else if (stop == SC_STOP_FAILED_HERE) {
-      stop = SC_STOP_PEER_FAILED;
-      named = a->me;
-    }
-    mark = sc_barrier_mark(SC_BARRIER_STOPPED | stop, named, -1);
-  } else {
-    mark = sc_barrier_mark(0, a->me, -1);
-  }
-  sc_dev_barrier_poison(a, mark);
+  sc_dev_barrier_poison(a, sc_dev_relay_mark(err, a->me, (int)err->a));
 }
 
 SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,

@@ -5,6 +5,8 @@
  *                                    all-reduces: every other rank's all-reduce
  *                                    fails within 2 s of the kill, naming rank V
  *   test_rank_faults kill_p2p V      the same during a ring of sends and receives
+ *   test_rank_faults kill_wait V     the same during a ring of puts into windows
+ *                                    and waits for their signals
  *   test_rank_faults abort           rank 1 aborts between two all-reduces: the
  *                                    others' all-reduce (waiting for it) fails
  *                                    within 2 s, naming rank 1
@@ -76,20 +78,31 @@ static int32_t value(int rank, int iteration, int i) {
   return (int32_t)((rank + 1) * 1000003 + iteration * 7919 + i * 31) % 100000;
 }
 
+enum { MODE_ALLREDUCE, MODE_P2P, MODE_WINDOW };
+
 typedef struct rank_state {
   symcomm_comm_t comm;
   symcomm_stream_t stream;
+  symcomm_window_t win; /* MODE_WINDOW: 4 buffers of COUNT, used in turn */
   int32_t *send, *recv;
   int in_iteration; /* the iteration being waited for (atomic: the watchdog reads it) */
 } rank_state_t;
 
-/* One all-reduce, or one step of the ring; checks what arrived. */
-static symcomm_result_t step(rank_state_t *st, int it, int p2p) {
+/* One all-reduce, or one step of a ring; checks what arrived. */
+static symcomm_result_t step(rank_state_t *st, int it, int mode) {
   for (int i = 0; i < COUNT; i++)
     st->send[i] = value(me, it, i);
   symcomm_result_t r;
   int right = (me + 1) % NRANKS, left = (me + NRANKS - 1) % NRANKS;
-  if (p2p) {
+  /* A rank is at most 3 steps ahead of its right neighbour's reading (a
+   * ring of 4): 4 buffers keep a put off the one being read. */
+  size_t slot_bytes = COUNT * sizeof(int32_t), at = (size_t)(it % 4) * slot_bytes;
+  if (mode == MODE_WINDOW) {
+    r = symcomm_put_signal(st->win, right, at, st->send, slot_bytes, 0, 1, SYMCOMM_SIGNAL_ADD,
+                           st->stream);
+    if (r == SYMCOMM_OK)
+      r = symcomm_wait_signal(st->win, 0, SYMCOMM_CMP_GE, (uint64_t)it + 1, st->stream);
+  } else if (mode == MODE_P2P) {
     TEST_OK(symcomm_group_start());
     r = symcomm_send(st->send, COUNT, SYMCOMM_INT32, right, st->comm, st->stream);
     if (r == SYMCOMM_OK)
@@ -106,15 +119,16 @@ static symcomm_result_t step(rank_state_t *st, int it, int p2p) {
     r = symcomm_stream_synchronize(st->stream);
   if (r != SYMCOMM_OK)
     return r;
+  const int32_t *got = mode == MODE_WINDOW ? (const int32_t *)((char *)symcomm_window_local(st->win) + at)
+                                           : st->recv;
   for (int i = 0; i < COUNT; i++) {
     int32_t want = 0;
-    if (p2p)
+    if (mode != MODE_ALLREDUCE)
       want = value(left, it, i);
     else
       for (int q = 0; q < NRANKS; q++)
         want += value(q, it, i);
-    TEST_ASSERT(st->recv[i] == want, "iteration %d element %d: %d, expected %d", it, i,
-                st->recv[i], want);
+    TEST_ASSERT(got[i] == want, "iteration %d element %d: %d, expected %d", it, i, got[i], want);
   }
   return SYMCOMM_OK;
 }
@@ -144,10 +158,14 @@ static void wait_for_byte(int fd) {
 
 static int rank_main(void) {
   const char *s = job.scenario;
-  int p2p = strcmp(s, "kill_p2p") == 0;
+  int mode = strcmp(s, "kill_p2p") == 0    ? MODE_P2P
+             : strcmp(s, "kill_wait") == 0 ? MODE_WINDOW
+                                           : MODE_ALLREDUCE;
   rank_state_t st = {.in_iteration = -1};
   TEST_OK(symcomm_init_from_env(&st.comm, NULL));
   TEST_OK(symcomm_stream_create(st.comm, &st.stream));
+  if (mode == MODE_WINDOW)
+    TEST_OK(symcomm_window_alloc(st.comm, 4 * COUNT * sizeof(int32_t), &st.win));
   st.send = calloc(COUNT, sizeof(int32_t));
   st.recv = calloc(COUNT, sizeof(int32_t));
   pthread_t dog;
@@ -166,7 +184,7 @@ static int rank_main(void) {
     }
     if (strcmp(s, "abort_thread") == 0 && me == 3 && it == 10)
       wait_for_byte(job.resume[0]); /* stays away from all-reduce #10 until the others failed */
-    r = step(&st, it, p2p);
+    r = step(&st, it, mode);
     if (r != SYMCOMM_OK)
       break;
     if (it == 3)
@@ -174,13 +192,15 @@ static int rank_main(void) {
     if (strcmp(s, "abort_thread") == 0 && me == 3 && it > 10)
       TEST_ASSERT(0, "rank 3 finished iteration %d after rank 0 aborted", it);
   }
-  report(REPORT_FAILED, r, it, test_now(), symcomm_last_error(st.comm));
+  /* This thread's sentence: every failing call here set it (put_signal's
+   * refusal does not reach the communicator's yet). */
+  report(REPORT_FAILED, r, it, test_now(), symcomm_last_error(NULL));
   /* Every later call is refused with a sentence. */
   symcomm_result_t again = symcomm_allreduce(st.send, st.recv, COUNT, SYMCOMM_INT32, SYMCOMM_SUM,
                                              st.comm, st.stream);
   if (again == SYMCOMM_OK)
     again = symcomm_stream_synchronize(st.stream);
-  report(REPORT_REFUSED, again, it + 1, test_now(), symcomm_last_error(st.comm));
+  report(REPORT_REFUSED, again, it + 1, test_now(), symcomm_last_error(NULL));
   if (with_dog)
     pthread_join(dog, NULL);
   wait_for_byte(job.go[0]);
@@ -290,7 +310,9 @@ static void check(const char *scenario, const outcome_t *o, int victim, double k
     /* kill -9: everyone else fails within the bound, naming the rank, and
      * the operation when it was waiting in one (a call made after the news
      * is refused naming the rank). */
-    const char *op = strcmp(scenario, "kill_p2p") == 0 ? "" : "all-reduce #";
+    const char *op = strcmp(scenario, "kill_p2p") == 0    ? ""
+                     : strcmp(scenario, "kill_wait") == 0 ? "a wait for a window's signal"
+                                                          : "all-reduce #";
     for (int q = 0; q < NRANKS; q++) {
       if (q == victim)
         continue;
@@ -370,7 +392,7 @@ static int run(const char *scenario, int victim) {
   int ready = 0;
   outcome_t o = {.event_t = -1};
   int failed = 0, refused = 0;
-  int want_failed = NRANKS - (strcmp(scenario, "kill_coll") == 0 || strcmp(scenario, "kill_p2p") == 0);
+  int want_failed = NRANKS - (victim >= 0);
   int stopped = strcmp(scenario, "sigstop") == 0 ? 2 : -1;
   double kill_t = -1;
   report_t r;
@@ -434,7 +456,8 @@ static int run(const char *scenario, int victim) {
 }
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_rank_faults kill_coll V|kill_p2p V|abort|abort_thread|sigstop\n");
+    fprintf(stderr,
+            "usage: test_rank_faults kill_coll V|kill_p2p V|kill_wait V|abort|abort_thread|sigstop\n");
     return 2;
   }
   srand((unsigned)getpid());

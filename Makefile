@@ -1,7 +1,8 @@
 # symcomm build. Everything lands under $(BUILD) (build/ by default):
 #   lib/libsymcomm.so, lib/libsymcomm.a, bin/ (tools), examples/, tests/
-# `make SAN=1 BUILD=build-san` gives the AddressSanitizer + UBSan build that
-# `make test` also runs.
+# `make SAN=1 BUILD=build-san` gives the AddressSanitizer + UBSan build and
+# `make SAN=thread BUILD=build-tsan` the ThreadSanitizer build that `make test`
+# also runs.
 
 BUILD ?= build
 SAN ?= 0
@@ -16,6 +17,10 @@ LDLIBS := -pthread -lm
 ifeq ($(SAN),1)
   CFLAGS_COMMON += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),thread)
+  CFLAGS_COMMON += -O1 -fsanitize=thread -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=thread
 endif
 CFLAGS_ALL := $(CFLAGS_COMMON) $(CFLAGS)
 # Only the library and its unit tests see src/; tools, examples, bench/ and
@@ -56,7 +61,7 @@ SHLIB := $(BUILD)/lib/libsymcomm.so
 STLIB := $(BUILD)/lib/libsymcomm.a
 RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
-.PHONY: all lib tools examples tests run test check test-san install clean help
+.PHONY: all lib tools examples tests run test check test-san test-tsan install clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -136,9 +141,17 @@ check: tests
 test-san:
 	$(MAKE) BUILD=build-san SAN=1 check
 
-# What CI runs: the plain suite, then the sanitized one.
+# The threaded tests under ThreadSanitizer: abort racing split and destroy,
+# the threads that watch roots, run streams and serve roots.
+TSAN_TESTS := abort_race|fault_|unit_host_streams|unit_host_waits|unit_store|p2p_two_streams
+test-tsan:
+	$(MAKE) BUILD=build-tsan SAN=thread tests
+	bash tests/run.sh build-tsan '$(TSAN_TESTS)'
+
+# What CI runs: the plain suite, then the sanitized ones.
 test: check
 	$(MAKE) test-san
+	$(MAKE) test-tsan
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
@@ -152,12 +165,12 @@ install: all
 	  symcomm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/symcomm.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 help:
 	@echo "make            build library, tools and examples into $(BUILD)/"
 	@echo "make run        the demo: 8 ranks on 2 simulated hosts, one all-reduce sweep"
-	@echo "make test       the whole suite, plain and under ASan+UBSan"
+	@echo "make test       the whole suite, plain and under ASan+UBSan, and its threaded tests under TSan"
 	@echo "make check      the suite on this build only"
 	@echo "make install PREFIX=/path"
 

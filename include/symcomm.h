@@ -126,13 +126,26 @@ SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, 
 
 /* Frees the communicator. Not collective; other ranks may still be using theirs.
  * Waits first for the work it queued on any stream (each wait in it is bounded
- * by SYMCOMM_TIMEOUT; after symcomm_comm_abort it ends at once). Streams made
- * from it stay usable for synchronize, query and destroy. */
+ * by SYMCOMM_TIMEOUT; after symcomm_comm_abort, or once any rank of the job
+ * failed, it ends at once). Streams made from it stay usable for synchronize,
+ * query and destroy. Once it has returned, the handle is dead: a second
+ * destroy, or an abort, returns SYMCOMM_ERR_INVALID_USAGE. */
 SYMCOMM_API symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm);
 
-/* Stops everything in flight on the communicator, from any thread: a wait in
- * another thread returns SYMCOMM_ERR_ABORTED, and so does every later call
- * except symcomm_comm_destroy(), which must still be called. */
+/* Stops everything in flight on the communicator, from any thread, at any time
+ * until symcomm_comm_destroy() returns (also while it runs: it then stops
+ * destroy's wait for queued work). A wait in another thread returns
+ * SYMCOMM_ERR_ABORTED, and so does every later call except
+ * symcomm_comm_destroy(), which must still be called. The other ranks' work
+ * on the communicator fails within moments, naming this rank.
+ *
+ * Failures spread the same way without an abort: once a rank of the job
+ * exits, is killed, aborts, or times out in a wait, every rank's work on the
+ * communicator (queued, running, or called later) fails with
+ * SYMCOMM_ERR_REMOTE and a sentence naming that rank ("rank 3 exited during
+ * all-reduce #40432"); symcomm_stream_synchronize() returns that failure for a
+ * stream that carried such work. A communicator that failed stays failed:
+ * destroy it and make another. */
 SYMCOMM_API symcomm_result_t symcomm_comm_abort(symcomm_comm_t comm);
 
 SYMCOMM_API symcomm_result_t symcomm_comm_rank(symcomm_comm_t comm, int *rank);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite listed in tests/suite.txt against one build folder.
 #   bash tests/run.sh BUILD [NAME-PATTERN]
+# NAME-PATTERN is an extended regular expression matched anywhere in a test's
+# name: a plain name picks the tests containing it, 'a|b' either.
 # Each line of suite.txt is "name timeout-seconds command..."; $B in the command
 # is the build folder. Every test runs as its own process group under a
 # timeout, so a hang fails that test only. Logs go to BUILD/test-logs/.
@@ -17,6 +19,7 @@ export SYMCOMM_TEST_TOP="$top"
 # Sanitizer runs: fail on the first report, and keep leak checks on.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 
 pass=0
 fail=0
@@ -24,7 +27,7 @@ failed=()
 start_all=$(date +%s%N)
 while read -r name limit cmd; do
   case "$name" in ''|'#'*) continue ;; esac
-  if [ -n "$pattern" ] && [[ "$name" != *$pattern* ]]; then continue; fi
+  if [ -n "$pattern" ] && ! [[ "$name" =~ $pattern ]]; then continue; fi
   log="$logs/$name.log"
   t0=$(date +%s%N)
   timeout -k 5 "$limit" bash -c "$cmd" >"$log" 2>&1

@@ -53,15 +53,16 @@ static sc_result_t sc_store_read_reply(sc_store_client_t *c, int64_t deadline,
   return SC_RAISE(status, SC_BOOT, "rank %d, %s: %s", c->rank, what, text);
 }
 
-/* One attempt to join: a connection and the answer to the hello. *explained:
- * the root answered (a refusal with its reasons). */
+/* One attempt to join (op HELLO) or watch (op WATCH): a connection and the
+ * answer to the hello. *explained: the root answered (a refusal with its
+ * reasons). */
 static sc_result_t sc_store_client_hello(sc_store_client_t *c, const sc_sockaddr_t *root,
-                                         int64_t deadline, bool *explained) {
+                                         sc_store_op_t op, int64_t deadline, bool *explained) {
   *explained = false;
   SC_CHECK(sc_socket_connect(root, deadline, c->abort_fd, &c->fd));
   sc_store_hello_t hello = {.magic = SC_STORE_MAGIC,
                             .version = SC_STORE_VERSION,
-                            .op = SC_STORE_OP_HELLO,
+                            .op = (uint16_t)op,
                             .session = c->session,
                             .rank = c->rank,
                             .nranks = c->nranks};
@@ -70,7 +71,10 @@ static sc_result_t sc_store_client_hello(sc_store_client_t *c, const sc_sockaddr
       sc_socket_send_all(c->fd, &hello, sizeof(hello), deadline, c->abort_fd, c->root_text), res,
       fail);
   sc_store_reply_t reply;
-  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply, "joining the job", explained), res, fail);
+  SC_CHECK_GOTO(sc_store_read_reply(c, deadline, &reply,
+                                    op == SC_STORE_OP_WATCH ? "watching the job" : "joining the job",
+                                    explained),
+                res, fail);
   return SYMCOMM_OK;
 fail:
   close(c->fd);
@@ -78,9 +82,10 @@ fail:
   return res;
 }
 
-sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *root,
-                                    uint64_t session, int rank, int nranks, int64_t timeout_ms,
-                                    int abort_fd) {
+/* Connects and says a hello with `op` (HELLO, or WATCH for a watch). */
+static sc_result_t sc_store_client_open(sc_store_client_t *c, const sc_sockaddr_t *root,
+                                        uint64_t session, int rank, int nranks, int64_t timeout_ms,
+                                        int abort_fd, sc_store_op_t op) {
   memset(c, 0, sizeof(*c));
   c->fd = -1;
   c->abort_fd = abort_fd;
@@ -95,7 +100,7 @@ sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *r
   int64_t deadline = sc_deadline_after(timeout_ms);
   for (;;) {
     bool explained;
-    sc_result_t res = sc_store_client_hello(c, root, deadline, &explained);
+    sc_result_t res = sc_store_client_hello(c, root, op, deadline, &explained);
     if (res == SYMCOMM_OK)
       break;
     /* A root flooded by strangers drops connections that have not said
@@ -111,8 +116,25 @@ sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *r
       return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_BOOT, "rank %d: aborted while joining at %s", rank,
                       c->root_text);
   }
-  SC_TRACE(SC_BOOT, "rank %d of %d joined session %016llx at %s", rank, nranks,
-           (unsigned long long)session, c->root_text);
+  SC_TRACE(SC_BOOT, "rank %d of %d %s session %016llx at %s", rank, nranks,
+           op == SC_STORE_OP_WATCH ? "watches" : "joined", (unsigned long long)session,
+           c->root_text);
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_store_client_connect(sc_store_client_t *c, const sc_sockaddr_t *root,
+                                    uint64_t session, int rank, int nranks, int64_t timeout_ms,
+                                    int abort_fd) {
+  return sc_store_client_open(c, root, session, rank, nranks, timeout_ms, abort_fd,
+                              SC_STORE_OP_HELLO);
+}
+
+sc_result_t sc_store_client_watch(const sc_sockaddr_t *root, uint64_t session, int rank,
+                                  int nranks, int64_t timeout_ms, int abort_fd, int *fd) {
+  sc_store_client_t c;
+  SC_CHECK(sc_store_client_open(&c, root, session, rank, nranks, timeout_ms, abort_fd,
+                                SC_STORE_OP_WATCH));
+  *fd = c.fd;
   return SYMCOMM_OK;
 }
 

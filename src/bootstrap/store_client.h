@@ -27,6 +27,11 @@ typedef struct sc_store_client {
 sc_result_t sc_store_client_connect(sc_store_client_t *client, const sc_sockaddr_t *root,
                                     uint64_t session, int rank, int nranks, int64_t timeout_ms,
                                     int abort_fd);
+/* Opens `rank`'s watch on the session (store_proto.h), which must have
+ * joined: *fd is the connection, with the root's OK read; what comes next
+ * is the session's failure (store_watch.h reads it). */
+sc_result_t sc_store_client_watch(const sc_sockaddr_t *root, uint64_t session, int rank,
+                                  int nranks, int64_t timeout_ms, int abort_fd, int *fd);
 /* Says goodbye (so the root knows this rank left on purpose) and closes. */
 void sc_store_client_close(sc_store_client_t *client);
 /* Tells the root this rank failed and why (every rank of the session then

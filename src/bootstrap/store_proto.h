@@ -11,6 +11,14 @@
  * A reply carries a text (the sentence explaining a failure) or a value (on
  * success), never both. BYE and FAIL get no reply: the client closes after them.
  *
+ * A rank's second connection, its watch, opens with a hello whose op is WATCH
+ * (same layout; the rank must have joined the session). The root answers OK,
+ * then nothing until the session fails; then one reply with the failure: its
+ * status and sentence, and in `arg` the rank it names and why (see
+ * sc_store_watch_arg). On the watch, the client may send one FAIL (value = its
+ * sentence, arg = SC_STORE_CAUSE_FAILED or _ABORTED): the session then fails,
+ * naming that rank. A watch that closes changes nothing.
+ *
  * Integers are in host byte order: every rank of a job runs on the same kind
  * of machine. */
 #ifndef SC_BOOTSTRAP_STORE_PROTO_H
@@ -40,8 +48,27 @@ typedef enum sc_store_op {
   SC_STORE_OP_GATHER = 6, /* every rank gives value (same length); each gets all, rank order */
   SC_STORE_OP_BCAST = 7,  /* rank arg gives value; each rank gets it */
   SC_STORE_OP_BYE = 8,    /* the client leaves on purpose (destroy), not by crashing */
-  SC_STORE_OP_FAIL = 9    /* the client failed; value = its sentence; the session fails */
+  SC_STORE_OP_FAIL = 9,   /* the client failed; value = its sentence; the session fails */
+  SC_STORE_OP_WATCH = 10  /* hello of a watch connection (see above) */
 } sc_store_op_t;
+
+/* Why a session failed, as a watch hears it. */
+typedef enum sc_store_cause {
+  SC_STORE_CAUSE_OTHER = 0,   /* a timeout, a disagreement, ...: the sentence says */
+  SC_STORE_CAUSE_LOST = 1,    /* the rank's connection dropped without BYE (rank -1: the
+                                 process serving the root exited) */
+  SC_STORE_CAUSE_FAILED = 2,  /* the rank failed; the sentence is its own */
+  SC_STORE_CAUSE_ABORTED = 3  /* the rank called symcomm_comm_abort */
+} sc_store_cause_t;
+
+/* A watch reply's arg: the rank (low 32 bits, -1 for none) and the cause. */
+static inline int64_t sc_store_watch_arg(int rank, sc_store_cause_t cause) {
+  return (int64_t)(((uint64_t)cause << 32) | (uint32_t)rank);
+}
+static inline int sc_store_watch_rank(int64_t arg) { return (int32_t)(uint32_t)arg; }
+static inline sc_store_cause_t sc_store_watch_cause(int64_t arg) {
+  return (sc_store_cause_t)((uint64_t)arg >> 32);
+}
 
 typedef struct sc_store_hello {
   uint32_t magic;

@@ -37,6 +37,8 @@ typedef struct sc_store_pollset {
 typedef struct sc_store_failure {
   uint64_t session;
   sc_result_t result;
+  int rank;               /* the rank it names for watches (-1: none) */
+  sc_store_cause_t cause;
   char why[SC_STORE_MAX_TEXT];
   struct sc_store_failure *next;
 } sc_store_failure_t;
@@ -87,7 +89,13 @@ static sc_store_server_t *sc_store_registry;
 static sc_store_server_t *sc_store_inherited;
 static pthread_once_t sc_store_registry_once = PTHREAD_ONCE_INIT;
 
+/* Set by the layer above, run before the drain (sc_store_server_set_exit_hook). */
+static void (*sc_store_exit_hook)(void);
+
 static void sc_store_drain_at_exit(void) {
+  void (*hook)(void) = __atomic_load_n(&sc_store_exit_hook, __ATOMIC_ACQUIRE);
+  if (hook != NULL)
+    hook();
   pthread_mutex_lock(&sc_store_registry_lock);
   for (sc_store_server_t *s = sc_store_registry; s != NULL; s = s->registry_next) {
     s->exiting = true;
@@ -304,7 +312,8 @@ static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
   memcpy(&hello, conn->header, sizeof(hello));
   conn->greeted = true;
   char text[SC_STORE_MAX_TEXT];
-  if (hello.version != SC_STORE_VERSION || hello.op != SC_STORE_OP_HELLO) {
+  bool watch = hello.op == SC_STORE_OP_WATCH;
+  if (hello.version != SC_STORE_VERSION || (hello.op != SC_STORE_OP_HELLO && !watch)) {
     snprintf(text, sizeof(text),
              "protocol version %u (op %u) is not this root's version %u: mixing symcomm versions?",
              hello.version, hello.op, SC_STORE_VERSION);
@@ -318,6 +327,10 @@ static void sc_store_on_hello(sc_store_server_t *srv, sc_store_conn_t *conn) {
              "SYMCOMM_JOB_KEY or the launcher's job id differ between ranks)",
              (unsigned long long)hello.session);
     sc_store_refuse_stranger(srv, conn, text);
+    return;
+  }
+  if (watch) {
+    sc_store_session_watch(srv->sessions, conn, hello.session, hello.rank, hello.nranks);
     return;
   }
   sc_store_session_admit(&srv->sessions, conn, hello.session, hello.rank, hello.nranks);
@@ -441,7 +454,7 @@ static void sc_store_apply_failures(sc_store_server_t *srv) {
     sc_store_failure_t *next = list->next;
     sc_store_session_t *s = sc_store_session_find(srv->sessions, list->session);
     if (s != NULL)
-      sc_store_session_fail(s, list->result, list->why);
+      sc_store_session_fail_by(s, list->result, list->rank, list->cause, list->why);
     free(list);
     list = next;
   }
@@ -505,7 +518,9 @@ static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
     *exiting = true;
     char why[128];
     snprintf(why, sizeof(why), "the process serving the root (pid %d) exited", (int)getpid());
-    sc_store_session_fail_all(srv->sessions, SYMCOMM_ERR_REMOTE, why);
+    /* What the exit hook queued before the drain began goes first. */
+    sc_store_apply_failures(srv);
+    sc_store_session_fail_all_exiting(srv->sessions, why);
   }
   int64_t next = sc_store_session_expire(srv->sessions, now, srv->config.forming_idle_ms);
   for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
@@ -672,13 +687,17 @@ fail:
   return res;
 }
 
-void sc_store_server_fail_session(sc_store_server_t *srv, uint64_t session, sc_result_t result,
-                                  const char *why) {
+/* Queues a failure for the server's thread, which applies it before anything else. */
+static void sc_store_server_queue_failure(sc_store_server_t *srv, uint64_t session,
+                                          sc_result_t result, int rank, sc_store_cause_t cause,
+                                          const char *why) {
   sc_store_failure_t *f = calloc(1, sizeof(*f));
   if (f == NULL)
     return; /* the session's clients still time out, just later */
   f->session = session;
   f->result = result;
+  f->rank = rank;
+  f->cause = cause;
   snprintf(f->why, sizeof(f->why), "%s", why);
   pthread_mutex_lock(&srv->lock);
   f->next = srv->failures;
@@ -686,6 +705,36 @@ void sc_store_server_fail_session(sc_store_server_t *srv, uint64_t session, sc_r
   if (!srv->thread_done)
     sc_wakeup_signal(&srv->wake);
   pthread_mutex_unlock(&srv->lock);
+}
+
+void sc_store_server_fail_session(sc_store_server_t *srv, uint64_t session, sc_result_t result,
+                                  const char *why) {
+  sc_store_server_queue_failure(srv, session, result, -1, SC_STORE_CAUSE_OTHER, why);
+}
+
+void sc_store_server_set_exit_hook(void (*hook)(void)) {
+  __atomic_store_n(&sc_store_exit_hook, hook, __ATOMIC_RELEASE);
+}
+
+void sc_store_server_rank_exits(uint64_t session, int rank) {
+  char why[SC_STORE_MAX_TEXT];
+  snprintf(why, sizeof(why), "its process (pid %d) exited without destroying its communicator",
+           (int)getpid());
+  pthread_mutex_lock(&sc_store_registry_lock);
+  for (sc_store_server_t *s = sc_store_registry; s != NULL; s = s->registry_next)
+    if (s->config.only_session == 0 || s->config.only_session == session)
+      sc_store_server_queue_failure(s, session, SYMCOMM_ERR_REMOTE, rank, SC_STORE_CAUSE_LOST, why);
+  pthread_mutex_unlock(&sc_store_registry_lock);
+}
+
+bool sc_store_server_serves(uint64_t session) {
+  bool found = false;
+  pthread_once(&sc_store_registry_once, sc_store_registry_init);
+  pthread_mutex_lock(&sc_store_registry_lock);
+  for (sc_store_server_t *s = sc_store_registry; s != NULL && !found; s = s->registry_next)
+    found = s->config.only_session == session;
+  pthread_mutex_unlock(&sc_store_registry_lock);
+  return found;
 }
 
 void sc_store_server_release(sc_store_server_t *srv) {

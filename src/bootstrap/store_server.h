@@ -57,6 +57,18 @@ sc_result_t sc_store_server_start(int listen_fd, const sc_store_server_config_t 
 void sc_store_server_fail_session(sc_store_server_t *server, uint64_t session,
                                   sc_result_t result, const char *why);
 
+/* At process exit, `hook` runs before this process's roots fail what they
+ * hold and flush: the layer above uses it to name its ranks that exit
+ * without leaving (sc_store_server_rank_exits). */
+void sc_store_server_set_exit_hook(void (*hook)(void));
+/* A rank of this process exits without leaving `session`: a root of this
+ * process that serves it fails it at once, naming the rank as lost, before
+ * the exit drain fails it less precisely. */
+void sc_store_server_rank_exits(uint64_t session, int rank);
+
+/* Whether a root of this process serves only `session` (one started for it). */
+bool sc_store_server_serves(uint64_t session);
+
 /* The caller lets go of the server; it ends (and frees itself) once no client
  * is connected. The pointer must not be used afterwards. */
 void sc_store_server_release(sc_store_server_t *server);

@@ -39,6 +39,11 @@ struct sc_store_session {
   sc_result_t failed;
   char failed_text[SC_STORE_MAX_TEXT];
   bool formed; /* an all-gather of every rank has completed */
+  /* For watches: the rank the failure names, why, and its own sentence. */
+  int failed_rank;
+  sc_store_cause_t failed_cause;
+  char failed_detail[SC_STORE_MAX_TEXT];
+  sc_store_conn_t **watch; /* [nranks] each rank's watch connection, if any */
   sc_store_kv_t *kv;
   size_t kv_bytes; /* keys and values in kv, at most SC_STORE_MAX_SESSION_KV */
   sc_store_gather_t *gathers;
@@ -234,7 +239,17 @@ static void sc_store_wake(sc_store_session_t *s) {
   }
 }
 
-void sc_store_session_fail(sc_store_session_t *s, sc_result_t result, const char *why) {
+/* Tells a watch how its session failed; the watch then closes. */
+static void sc_store_watch_tell(const sc_store_session_t *s, sc_store_conn_t *w) {
+  sc_store_conn_reply(w, s->failed, sc_store_watch_arg(s->failed_rank, s->failed_cause), NULL, 0,
+                      s->failed_detail);
+  w->closing = true;
+}
+
+/* Fails the session: `why` for its requests, and for its watches the rank it
+ * names, the cause and that rank's own sentence (`detail`). */
+static void sc_store_session_fail_as(sc_store_session_t *s, sc_result_t result, int rank,
+                                     sc_store_cause_t cause, const char *detail, const char *why) {
   if (s->failed != SYMCOMM_OK)
     return;
   /* Warn only when the failure reaches a rank that is waiting: a session whose
@@ -246,12 +261,37 @@ void sc_store_session_fail(sc_store_session_t *s, sc_result_t result, const char
          "root: session %016llx failed: %s", (unsigned long long)s->id, why);
   s->failed = result;
   snprintf(s->failed_text, sizeof(s->failed_text), "%s", why);
+  s->failed_rank = rank;
+  s->failed_cause = cause;
+  snprintf(s->failed_detail, sizeof(s->failed_detail), "%s", detail);
   sc_store_wake(s);
+  for (int r = 0; r < s->nranks; r++)
+    if (s->watch[r] != NULL)
+      sc_store_watch_tell(s, s->watch[r]);
+}
+
+void sc_store_session_fail(sc_store_session_t *s, sc_result_t result, const char *why) {
+  sc_store_session_fail_as(s, result, -1, SC_STORE_CAUSE_OTHER, why, why);
+}
+
+void sc_store_session_fail_by(sc_store_session_t *s, sc_result_t result, int rank,
+                              sc_store_cause_t cause, const char *detail) {
+  char why[SC_STORE_MAX_TEXT];
+  if (rank >= 0)
+    snprintf(why, sizeof(why), "rank %d: %s", rank, detail);
+  else
+    snprintf(why, sizeof(why), "%s", detail);
+  sc_store_session_fail_as(s, result, rank, cause, detail, why);
 }
 
 void sc_store_session_fail_all(sc_store_session_t *sessions, sc_result_t result, const char *why) {
   for (sc_store_session_t *s = sessions; s != NULL; s = s->next)
     sc_store_session_fail(s, result, why);
+}
+
+void sc_store_session_fail_all_exiting(sc_store_session_t *sessions, const char *why) {
+  for (sc_store_session_t *s = sessions; s != NULL; s = s->next)
+    sc_store_session_fail_as(s, SYMCOMM_ERR_REMOTE, -1, SC_STORE_CAUSE_LOST, why, why);
 }
 
 /* ------------------------------------------------------------ admission */
@@ -265,10 +305,12 @@ static sc_store_session_t *sc_store_session_new(uint64_t id, int nranks) {
   s->state = calloc((size_t)nranks, sizeof(*s->state));
   s->conn = calloc((size_t)nranks, sizeof(*s->conn));
   s->first_peer = calloc((size_t)nranks, sizeof(*s->first_peer));
-  if (s->state == NULL || s->conn == NULL || s->first_peer == NULL) {
+  s->watch = calloc((size_t)nranks, sizeof(*s->watch));
+  if (s->state == NULL || s->conn == NULL || s->first_peer == NULL || s->watch == NULL) {
     free(s->state);
     free(s->conn);
     free(s->first_peer);
+    free(s->watch);
     free(s);
     return NULL;
   }
@@ -287,12 +329,13 @@ static void sc_store_session_free(sc_store_session_t *s) {
   free(s->state);
   free(s->conn);
   free(s->first_peer);
+  free(s->watch);
   free(s);
 }
 
 static bool sc_store_session_idle(const sc_store_session_t *s) {
   for (int r = 0; r < s->nranks; r++)
-    if (s->conn[r] != NULL)
+    if (s->conn[r] != NULL || s->watch[r] != NULL)
       return false;
   return true;
 }
@@ -375,6 +418,34 @@ void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn
   SC_TRACE(SC_BOOT, "root: rank %d of %d joined session %016llx from %s (%d joined)", rank, nranks,
            (unsigned long long)id, conn->peer, s->joined);
   sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+}
+
+void sc_store_session_watch(sc_store_session_t *sessions, sc_store_conn_t *conn, uint64_t id,
+                            int rank, int nranks) {
+  char text[SC_STORE_MAX_TEXT];
+  sc_store_session_t *s = sc_store_session_find(sessions, id);
+  const char *wrong = NULL;
+  if (s == NULL)
+    wrong = "of a job this root does not serve";
+  else if (nranks != s->nranks || rank < 0 || rank >= s->nranks)
+    wrong = "that is not a rank of the job";
+  else if (s->state[rank] == RANK_NEVER)
+    wrong = "that has not joined";
+  else if (s->watch[rank] != NULL)
+    wrong = "that has a watch already";
+  if (wrong != NULL) {
+    snprintf(text, sizeof(text), "a watch for rank %d of %d %s", rank, nranks, wrong);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_USAGE, text);
+    return;
+  }
+  s->watch[rank] = conn;
+  conn->session = s;
+  conn->rank = rank;
+  conn->ready = true;
+  conn->watch = true;
+  sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
+  if (s->failed != SYMCOMM_OK)
+    sc_store_watch_tell(s, conn);
 }
 
 /* ------------------------------------------------------------ requests */
@@ -544,6 +615,27 @@ static void sc_store_handle_collective(sc_store_conn_t *conn, const char *key, c
   sc_store_wake(s); /* answers conn too, if it completed the gather */
 }
 
+/* A rank says on its watch that it failed or aborted: the session fails,
+ * naming it. Its watch stays, to hear that like the others. */
+static void sc_store_watch_request(sc_store_conn_t *conn, const char *value) {
+  const sc_store_request_t *req = &conn->request;
+  sc_store_cause_t cause = (sc_store_cause_t)req->arg;
+  if (req->op != SC_STORE_OP_FAIL ||
+      (cause != SC_STORE_CAUSE_FAILED && cause != SC_STORE_CAUSE_ABORTED)) {
+    char text[96];
+    snprintf(text, sizeof(text), "request %u (arg %lld) on a watch", req->op, (long long)req->arg);
+    sc_store_refuse(conn, SYMCOMM_ERR_INVALID_ARGUMENT, text);
+    return;
+  }
+  char detail[SC_STORE_MAX_TEXT], why[SC_STORE_MAX_TEXT];
+  snprintf(detail, sizeof(detail), "%.*s", (int)(req->value_len < 900 ? req->value_len : 900), value);
+  if (cause == SC_STORE_CAUSE_ABORTED)
+    snprintf(why, sizeof(why), "rank %d aborted the communicator", conn->rank);
+  else
+    snprintf(why, sizeof(why), "rank %d failed: %s", conn->rank, detail);
+  sc_store_session_fail_as(conn->session, SYMCOMM_ERR_REMOTE, conn->rank, cause, detail, why);
+}
+
 void sc_store_session_handle(sc_store_conn_t *conn) {
   sc_store_session_t *s = conn->session;
   const sc_store_request_t *req = &conn->request;
@@ -552,6 +644,10 @@ void sc_store_session_handle(sc_store_conn_t *conn) {
   key[req->key_len] = '\0';
   const char *value = conn->payload + req->key_len;
 
+  if (conn->watch) {
+    sc_store_watch_request(conn, value);
+    return;
+  }
   if (s->failed != SYMCOMM_OK) {
     sc_store_conn_reply(conn, s->failed, 0, NULL, 0, s->failed_text);
     return;
@@ -604,6 +700,13 @@ void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, co
   if (!conn->ready || conn->session == NULL)
     return;
   sc_store_session_t *s = conn->session;
+  if (conn->watch) { /* a watch that closes changes nothing */
+    if (s->watch[conn->rank] == conn)
+      s->watch[conn->rank] = NULL;
+    conn->ready = false;
+    conn->session = NULL;
+    return;
+  }
   if (conn->parked)
     sc_store_unpark(conn);
   if (s->conn[conn->rank] == conn) {
@@ -620,20 +723,23 @@ void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, co
     return;
   case SC_STORE_FAILED:
     snprintf(text, sizeof(text), "rank %d failed: %s", conn->rank, why);
-    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+    sc_store_session_fail_as(s, SYMCOMM_ERR_REMOTE, conn->rank, SC_STORE_CAUSE_FAILED, why, text);
     return;
   case SC_STORE_LOST:
     snprintf(text, sizeof(text),
              "rank %d (%s) lost its connection to the root without leaving: it aborted, or its "
              "process exited or was killed",
              conn->rank, conn->peer);
-    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+    sc_store_session_fail_as(s, SYMCOMM_ERR_REMOTE, conn->rank, SC_STORE_CAUSE_LOST, text, text);
     return;
-  case SC_STORE_REJECTED:
+  case SC_STORE_REJECTED: {
+    char detail[SC_STORE_MAX_TEXT];
     snprintf(text, sizeof(text), "the root closed rank %d's connection (%s): %s", conn->rank,
              conn->peer, why);
-    sc_store_session_fail(s, SYMCOMM_ERR_REMOTE, text);
+    snprintf(detail, sizeof(detail), "the root closed its connection (%s): %s", conn->peer, why);
+    sc_store_session_fail_as(s, SYMCOMM_ERR_REMOTE, conn->rank, SC_STORE_CAUSE_FAILED, detail, text);
     return;
+  }
   }
 }
 

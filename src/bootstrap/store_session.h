@@ -23,6 +23,7 @@ typedef struct sc_store_conn {
   bool greeted; /* a hello arrived (accepted or not) */
   bool ready;   /* the hello was accepted and the connection belongs to a session */
   bool closing; /* flush the output, then close */
+  bool watch;   /* a rank's watch connection (store_proto.h), not its requests */
   int64_t hello_deadline;
   int64_t active_at; /* the last bytes in, or the last reply to a held request */
   sc_store_session_t *session;
@@ -64,6 +65,12 @@ typedef enum sc_store_departure {
 void sc_store_session_admit(sc_store_session_t **sessions, sc_store_conn_t *conn, uint64_t id,
                             int rank, int nranks);
 
+/* Admits conn as the watch of `rank` of session `id` (a WATCH hello): it is
+ * answered when the session fails, at once if it already has. Refused (with
+ * a reply, conn closing) when the rank has not joined or is watched already. */
+void sc_store_session_watch(sc_store_session_t *sessions, sc_store_conn_t *conn, uint64_t id,
+                            int rank, int nranks);
+
 /* Handles a complete request (conn->request, key and value in conn->payload):
  * answers it now or parks conn. Takes nothing from the caller's buffers. */
 void sc_store_session_handle(sc_store_conn_t *conn);
@@ -80,7 +87,12 @@ int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now, int64
 
 /* Fails the session: every parked and future request gets (result, why). */
 void sc_store_session_fail(sc_store_session_t *session, sc_result_t result, const char *why);
+/* The same, naming `rank` and why (`detail` its own sentence) for watches. */
+void sc_store_session_fail_by(sc_store_session_t *session, sc_result_t result, int rank,
+                              sc_store_cause_t cause, const char *detail);
 void sc_store_session_fail_all(sc_store_session_t *sessions, sc_result_t result, const char *why);
+/* The process serving the root is exiting: its watches hear it as a lost rank. */
+void sc_store_session_fail_all_exiting(sc_store_session_t *sessions, const char *why);
 sc_store_session_t *sc_store_session_find(sc_store_session_t *sessions, uint64_t id);
 
 /* True when every rank of every session has joined at some point. */

@@ -11,6 +11,9 @@
 #include "util/log.h"
 #include "util/param.h"
 
+_Static_assert(SC_CALL_COLL + SC_COLL_KIND_COUNT <= SC_CALL_P2P,
+               "device error sentences name each collective kind");
+
 static const char *const sc_coll_names[SC_COLL_KIND_COUNT] = {
     "allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall"};
 
@@ -121,13 +124,14 @@ sc_result_t sc_coll_barrier(sc_coll_t *c, sc_stream_t *s, uint64_t tag) {
     sc_window_pad_t *pad = c->scratch->pads[r];
     a.slot[r] = &pad->slots[SC_COLL_SLOT_BARRIER];
     a.bell[r] = &pad->bell;
+    a.arrived[r] = &pad->slots[SC_COLL_SLOT_ARRIVED];
     a.tag[r] = tag != 0 ? &pad->slots[tag_slot] : NULL;
   }
   a.n = v->nranks;
   a.me = v->rank;
   a.target = ++c->barriers * (uint64_t)v->nranks;
   a.value = tag;
-  a.guard = v->guard;
+  a.guard = c->guard;
   return v->ops->launch(s, SC_PROGRAM_BARRIER, &a, sizeof(a));
 }
 
@@ -233,13 +237,16 @@ uint64_t sc_coll_tag_with(uint64_t tag, const uint64_t *extra, int n) {
 sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *stream) {
   const sc_comm_view_t *v = c->view;
   sc_window_pad_t *pad = c->scratch->pads[v->rank];
+  c->guard = v->guard;
+  c->guard.call = SC_CALL_COLL + (int32_t)call->kind;
+  c->guard.seq = c->calls;
   /* Collectives of one communicator share its scratch, so they run in call
    * order even on different streams: one on another stream than the last
    * waits for it to finish. */
   if (c->last_stream != NULL && c->last_stream != stream) {
     sc_wait_args_t w = {.slot = &pad->slots[SC_COLL_SLOT_ORDER], .value = c->calls,
                         .cmp = SC_CMP_OP_GE, .bell = &pad->bell,
-                        .guard = v->guard};
+                        .guard = c->guard};
     SC_CHECK(v->ops->launch(stream, SC_PROGRAM_WAIT, &w, sizeof(w)));
   }
   c->last_stream = stream;

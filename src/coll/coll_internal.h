@@ -12,13 +12,19 @@ struct sc_coll {
   uint64_t barriers;     /* barriers so far: their counters' targets */
   uint64_t calls;        /* collectives so far: their order across streams */
   sc_stream_t *last_stream;
+  sc_guard_t guard;      /* the view's, naming the call being queued (for error sentences) */
   size_t oneshot_max;
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
   unsigned logged[SC_COLL_KIND_COUNT]; /* algorithms already logged at INFO, a bit each */
 };
 
 /* Signal pad slots of the scratch window. */
-enum { SC_COLL_SLOT_BARRIER = 0, SC_COLL_SLOT_ORDER = 1, SC_COLL_SLOT_TAG = 2 /* and 3 */ };
+enum {
+  SC_COLL_SLOT_BARRIER = 0,
+  SC_COLL_SLOT_ORDER = 1,
+  SC_COLL_SLOT_TAG = 2, /* and 3 */
+  SC_COLL_SLOT_ARRIVED = 4
+};
 
 /* Where rank r's staging or result area of the current half is, as mapped here. */
 char *sc_coll_stage(const sc_coll_t *c, int r, int half);

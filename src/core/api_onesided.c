@@ -117,6 +117,7 @@ symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp
     sc_wait_args_t args = {.slot = &pad->slots[slot], .value = value, .cmp = (int)cmp,
                            .bell = &pad->bell,
                            .guard = win->view->guard};
+    args.guard.call = SC_CALL_WAIT_SIGNAL;
     res = win->view->ops->launch(stream->stream, SC_PROGRAM_WAIT, &args, sizeof(args));
   }
   return sc_comm_finish(comm, res);

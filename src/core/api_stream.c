@@ -140,7 +140,7 @@ static sc_result_t sc_stream_failure(struct symcomm_stream *s, sc_result_t res) 
   pthread_mutex_lock(&sc_streams_lock);
   struct symcomm_comm *creator = s->creator;
   if (creator != NULL)
-    sc_comm_finish(creator, res);
+    sc_comm_note_error(creator);
   pthread_mutex_unlock(&sc_streams_lock);
   return res;
 }

@@ -1,10 +1,10 @@
 /* The communicator: who its ranks are, where they run, how its host's GPUs
  * connect, and its bootstrap. Those, its options and its device are decided
- * at init or split and stay as they are. What changes afterwards is the state
- * of its work: the lists under `lock` (windows, buffers, streams used), the
- * collective and send/recv state (coll, p2p, coll_broken, coll_last_stream),
- * changed by the calls that queue work, and, from any thread, the abort flag
- * and the last error. */
+ * at init or split and stay as they are. What changes afterwards: the abort
+ * flag and how it failed (comm_watch.c), the last error, the lists under
+ * `lock` (windows, buffers, streams used), and the collective and send/recv
+ * state (coll, p2p, coll_broken, coll_last_stream), changed by the calls that
+ * queue work. */
 #ifndef SC_CORE_COMM_H
 #define SC_CORE_COMM_H
 
@@ -19,6 +19,7 @@
 #include "backend/backend.h"
 #include "bootstrap/bootstrap.h"
 #include "coll/coll.h"
+#include "core/comm_watch.h"
 #include "topo/topo.h"
 #include "transport/p2p.h"
 #include "window/comm_view.h"
@@ -68,12 +69,19 @@ struct symcomm_comm {
 
   sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
   atomic_bool aborted;
+  /* How it failed, here or elsewhere in the job (comm_watch.c): written once,
+   * under the watch list's lock, fail_text before `failed` (a symcomm_result_t,
+   * 0 while it works). */
+  atomic_int failed;
+  char fail_text[1024];
+  int root_rank;          /* the rank whose process serves its root; -1 none or unknown */
+  sc_comm_watch_t watch;  /* its place on the process's watch list */
   char last_error[1024];
 
   /* The device and what lives on it (sc_comm_attach_device). */
   const sc_backend_ops_t *ops;
   sc_device_t *device;
-  volatile uint32_t *abort_word; /* device-readable: set by abort, read by programs */
+  sc_dev_status_t *status;       /* device-readable: its stop word, its programs' own failure */
   sc_dev_window_t *window_table; /* device-readable: the view's window table */
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
@@ -113,10 +121,14 @@ static inline struct symcomm_comm *sc_comm_of_window(const sc_window_t *win) {
 
 /* Checks a handle passed to a public call. */
 sc_result_t sc_comm_check(const struct symcomm_comm *comm);
-/* Copies this thread's error sentence to the communicator when res failed;
- * every public entry point that takes a communicator returns through this. */
+/* Copies this thread's error sentence to the communicator when res failed
+ * (ABORTED once this rank aborted it); every public entry point that takes a
+ * communicator returns through this. */
 sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res);
-/* Fails with ABORTED once the communicator was aborted. */
+/* Copies this thread's error sentence to the communicator. */
+void sc_comm_note_error(struct symcomm_comm *comm);
+/* Fails once the communicator was aborted (ABORTED) or failed (its result and
+ * sentence), here or on another rank: later calls are refused. */
 sc_result_t sc_comm_check_alive(struct symcomm_comm *comm);
 
 sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_options_t *options);
@@ -146,9 +158,12 @@ typedef void (*sc_comm_link_fn)(void *ctx, int rank_a, int rank_b, uint8_t *link
 sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn links_of, void *ctx);
 
 /* Connects to a root and builds a communicator from the environment of the
- * host (init): rank, nranks, options; root_server when this process serves it. */
+ * host (init): rank, nranks, options; serves_root when this process serves the
+ * root (known to the launcher path; a root started for the session is found
+ * on its own). */
 sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nranks,
-                                 const sc_comm_options_t *options, struct symcomm_comm **comm);
+                                 const sc_comm_options_t *options, bool serves_root,
+                                 struct symcomm_comm **comm);
 
 /* Collective, once hosts and the bootstrap are known (init and split): opens
  * the backend's device, fills the view, and sets up send/recv. */

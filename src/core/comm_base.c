@@ -21,15 +21,32 @@ sc_result_t sc_comm_check(const struct symcomm_comm *comm) {
   return SYMCOMM_OK;
 }
 
-sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
-  if (res != SYMCOMM_OK && comm != NULL && comm->magic == SC_COMM_MAGIC)
+void sc_comm_note_error(struct symcomm_comm *comm) {
+  if (comm != NULL && comm->magic == SC_COMM_MAGIC)
     snprintf(comm->last_error, sizeof(comm->last_error), "%s", sc_error_last());
+}
+
+sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
+  if (res == SYMCOMM_OK || comm == NULL || comm->magic != SC_COMM_MAGIC)
+    return res;
+  /* Whatever the abort made a call in progress see (the root's echo of it, a
+   * closed connection), the call reports the abort. */
+  if (res != SYMCOMM_ERR_ABORTED && atomic_load(&comm->aborted))
+    res = sc_error_pass(SYMCOMM_ERR_ABORTED, "the communicator was aborted");
+  sc_comm_note_error(comm);
   return res;
 }
 
 sc_result_t sc_comm_check_alive(struct symcomm_comm *comm) {
+  /* A program's own failure may be newer than the monitor's last look. */
+  if (atomic_load(&comm->failed) == SYMCOMM_OK && comm->status != NULL &&
+      __atomic_load_n(&comm->status->failed, __ATOMIC_ACQUIRE) != 0)
+    sc_comm_watch_poll_local(comm);
   if (atomic_load(&comm->aborted))
     return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_INIT, "the communicator was aborted");
+  sc_result_t failed = atomic_load(&comm->failed);
+  if (failed != SYMCOMM_OK)
+    return SC_RAISE(failed, SC_INIT, "the communicator failed earlier: %s", comm->fail_text);
   return SYMCOMM_OK;
 }
 
@@ -88,6 +105,8 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for a communicator");
   comm->boot.client.fd = -1;
   comm->abort_wake.fd = -1;
+  comm->watch.conn.fd = -1;
+  comm->root_rank = -1;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   if (comm->peers == NULL) {
     free(comm);
@@ -104,6 +123,7 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
   comm->nranks = nranks;
   comm->options = *options;
   atomic_init(&comm->aborted, false);
+  atomic_init(&comm->failed, SYMCOMM_OK);
   *out = comm;
   return SYMCOMM_OK;
 }
@@ -123,8 +143,8 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
   }
   if (comm->window_table != NULL)
     comm->ops->host_free(comm->device, comm->window_table);
-  if (comm->abort_word != NULL)
-    comm->ops->host_free(comm->device, (void *)comm->abort_word);
+  if (comm->status != NULL)
+    comm->ops->host_free(comm->device, comm->status);
   if (comm->device != NULL)
     comm->ops->device_close(comm->device);
   if (comm->ops != NULL)
@@ -138,6 +158,7 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
 void sc_comm_free(struct symcomm_comm *comm) {
   if (comm == NULL)
     return;
+  sc_comm_watch_stop(comm); /* from here on, no other thread touches it */
   sc_comm_detach_device(comm);
   sc_bootstrap_close(&comm->boot);
   if (comm->root != NULL)

@@ -1,4 +1,4 @@
-/* A communicator's device: the backend, the abort word programs read, the view
+/* A communicator's device: the backend, the status block programs read, the view
  * lower layers get, and send/recv's windows. */
 #include <sched.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->boot = &comm->boot;
   v->ops = comm->ops;
   v->device = comm->device;
-  v->abort_word = comm->abort_word;
+  v->status = comm->status;
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
   /* A wait may poll before giving the core away only when that starves
@@ -65,7 +65,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
     long cores = sc_usable_cores();
     spin = cores > 0 && 2 * (long)ranks <= cores ? 20 : 0;
   }
-  v->guard = (sc_guard_t){.abort_word = comm->abort_word, .timeout_ms = comm->options.timeout_ms,
+  v->guard = (sc_guard_t){.status = comm->status, .timeout_ms = comm->options.timeout_ms,
                           .spin_us = (uint32_t)spin};
   v->exchanges = 0;
   v->windows = comm->window_table;
@@ -78,9 +78,10 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   SC_CHECK(sc_backend_select(&comm->ops));
   SC_CHECK(comm->ops->device_open(comm->peers[comm->rank].dev, &comm->device));
   void *word = NULL;
-  SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(uint32_t), &word));
-  comm->abort_word = word;
-  *comm->abort_word = 0;
+  SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_status_t), &word));
+  comm->status = word;
+  memset(comm->status, 0, sizeof(*comm->status));
+  comm->status->rank = -1;
   SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));
   comm->window_table = word;
   SC_CHECK(sc_comm_fill_view(comm));

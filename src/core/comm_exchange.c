@@ -15,6 +15,8 @@ typedef struct sc_host_report {
   uint64_t host_hash;
   int32_t sim_host;
   int32_t pid;
+  int32_t serves_root; /* this process serves the job's root */
+  int32_t reserved;
   char hostname[SC_HOSTNAME_BYTES];
 } sc_host_report_t;
 
@@ -52,12 +54,18 @@ static sc_result_t sc_exchange_hosts(struct symcomm_comm *comm) {
   mine.host_hash = id.hash;
   mine.sim_host = id.sim_host;
   mine.pid = (int32_t)getpid();
+  mine.serves_root = comm->root_rank == comm->rank || sc_store_server_serves(comm->session);
   snprintf(mine.hostname, sizeof(mine.hostname), "%s", id.hostname);
   sc_host_report_t *all = malloc(sizeof(*all) * (size_t)comm->nranks);
   if (all == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for %d host reports", comm->nranks);
   sc_result_t res = sc_bootstrap_allgather(&comm->boot, "init:hosts", &mine, sizeof(mine), all);
   if (res == SYMCOMM_OK) {
+    /* Whose process serves the root: its end is that rank's. */
+    comm->root_rank = -1;
+    for (int r = comm->nranks - 1; r >= 0; r--)
+      if (all[r].serves_root)
+        comm->root_rank = r;
     for (int r = 0; r < comm->nranks; r++) {
       sc_peer_t *p = &comm->peers[r];
       p->host_hash = all[r].host_hash;

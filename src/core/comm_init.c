@@ -8,17 +8,21 @@
 #include "util/param.h"
 
 sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nranks,
-                                 const sc_comm_options_t *options, struct symcomm_comm **out) {
+                                 const sc_comm_options_t *options, bool serves_root,
+                                 struct symcomm_comm **out) {
   struct symcomm_comm *comm = NULL;
   SC_CHECK(sc_comm_alloc(rank, nranks, options, &comm));
   comm->session = root->session;
   comm->secret = root->secret;
+  comm->root_rank = serves_root ? rank : -1; /* the exchange tells every rank */
   sc_result_t res;
   SC_CHECK_GOTO(sc_bootstrap_connect(&comm->boot, root, rank, nranks, options->timeout_ms,
                                      comm->abort_wake.fd),
                 res, fail);
+  SC_CHECK_GOTO(sc_comm_watch_open(comm, root, comm->abort_wake.fd), res, fail);
   SC_CHECK_GOTO(sc_comm_exchange_identity(comm), res, fail);
   SC_CHECK_GOTO(sc_comm_attach_device(comm), res, fail);
+  SC_CHECK_GOTO(sc_comm_watch_start(comm), res, fail);
   sc_comm_log_complete(comm, "world");
   *out = comm;
   return SYMCOMM_OK;
@@ -66,7 +70,7 @@ symcomm_result_t symcomm_comm_init(symcomm_comm_t *comm, int nranks, const symco
   sc_comm_options_t options;
   SC_CHECK(sc_comm_options_resolve(config, &options));
   sc_log_set_rank(rank);
-  return sc_comm_init_at_root(&root, rank, nranks, &options, comm);
+  return sc_comm_init_at_root(&root, rank, nranks, &options, false, comm);
 }
 
 symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm, const symcomm_config_t *config) {
@@ -81,5 +85,5 @@ symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm, const symcomm_confi
   options.host_ranks_hint = env.local_size > 0 ? env.local_size : 0;
   sc_root_addr_t root;
   SC_CHECK(sc_job_next_world(&env, &root));
-  return sc_comm_init_at_root(&root, env.rank, env.size, &options, comm);
+  return sc_comm_init_at_root(&root, env.rank, env.size, &options, env.rank == 0, comm);
 }

@@ -1,4 +1,13 @@
-/* The end of a communicator: destroy (local) and abort (from any thread). */
+/* The end of a communicator: destroy (local) and abort (from any thread).
+ *
+ * Abort may be called from any thread at any time until destroy returns,
+ * destroy included: abort does all its work under the watch list's lock on a
+ * communicator that is on the list, and destroy takes it off the list before
+ * freeing anything, so neither ever touches freed memory. An abort during
+ * destroy ends destroy's wait for the communicator's queued work. Once
+ * destroy has returned, the handle is dead: abort and destroy then return
+ * INVALID_USAGE without touching it (unless a new communicator has since been
+ * given the same address). */
 #include <stdio.h>
 
 #include "core/stream.h"
@@ -6,37 +15,26 @@
 
 symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm) {
   sc_error_clear();
-  SC_CHECK(sc_comm_check(comm));
+  if (comm == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "the communicator is NULL");
+  SC_CHECK(sc_comm_watch_claim_destroy(comm));
   SC_INFO(SC_INIT, "comm %p rank %d nranks %d - Destroy", (void *)comm, comm->rank, comm->nranks);
   /* Its work still queued on streams reads its memory: wait for it first
-   * (after an abort it ends at once). */
+   * (after an abort, or a failure anywhere in the job, it ends at once). */
   if (comm->ops != NULL) {
     sc_comm_drain(comm);
     sc_comm_forget_streams(comm);
   }
-  /* The bootstrap says goodbye, so peers still waiting on this rank learn it
-   * left on purpose; a root served here stays up until its clients leave. */
+  /* Off the watch list first; then the bootstrap says goodbye, so peers still
+   * waiting on this rank learn it left on purpose; a root served here stays
+   * up until its clients leave. */
   sc_comm_free(comm);
   return SYMCOMM_OK;
 }
 
 symcomm_result_t symcomm_comm_abort(symcomm_comm_t comm) {
   sc_error_clear();
-  SC_CHECK(sc_comm_check(comm));
-  if (atomic_exchange(&comm->aborted, true))
-    return SYMCOMM_OK;
-  SC_WARN(SC_INIT, "comm %p rank %d nranks %d - Abort", (void *)comm, comm->rank, comm->nranks);
-  sc_wakeup_signal(&comm->abort_wake);
-  if (comm->abort_word != NULL) /* the programs running on its streams give up */
-    __atomic_store_n(comm->abort_word, 1, __ATOMIC_RELEASE);
-  /* Tell the others now rather than at their timeout: the root fails every
-   * wait of the session, and a rank that is not the root cuts its connection,
-   * which the root reports as this rank being lost. */
-  if (comm->root != NULL) {
-    char why[128];
-    snprintf(why, sizeof(why), "rank %d aborted the communicator", comm->rank);
-    sc_store_server_fail_session(comm->root, comm->session, SYMCOMM_ERR_REMOTE, why);
-  }
-  sc_bootstrap_shutdown(&comm->boot);
-  return SYMCOMM_OK;
+  if (comm == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "the communicator is NULL");
+  return sc_comm_watch_abort(comm);
 }

@@ -87,9 +87,12 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
   SC_CHECK_GOTO(sc_bootstrap_connect(&child->boot, root, new_rank, n, child->options.timeout_ms,
                                      parent->abort_wake.fd),
                 res, fail);
+  SC_CHECK_GOTO(sc_comm_watch_open(child, root, parent->abort_wake.fd), res, fail);
+  child->root_rank = 0; /* the new rank 0 started the root */
   /* Every member has joined before anyone uses the new communicator. */
   SC_CHECK_GOTO(sc_bootstrap_barrier(&child->boot, "split:joined"), res, fail);
   SC_CHECK_GOTO(sc_comm_attach_device(child), res, fail);
+  SC_CHECK_GOTO(sc_comm_watch_start(child), res, fail);
   SC_CHECK_GOTO(sc_comm_check_alive(parent), res, fail);
   sc_bootstrap_set_abort_fd(&child->boot, child->abort_wake.fd);
   free(parent_rank);

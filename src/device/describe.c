@@ -5,17 +5,108 @@
 
 static const char *sc_direction(int64_t d) { return d == 0 ? "send to" : "receive from"; }
 
+/* The collectives, in sc_coll_kind_t order (SC_CALL_COLL + kind). */
+static const char *const sc_call_coll_names[] = {"all-reduce",  "reduce",         "broadcast",
+                                                 "all-gather", "reduce-scatter", "all-to-all"};
+#define SC_CALL_COLL_COUNT (int)(sizeof(sc_call_coll_names) / sizeof(sc_call_coll_names[0]))
+
+/* What the failed launch was part of: "all-reduce #7", "receive #3 from rank 2". */
+static void sc_call_describe(const sc_dev_error_t *err, char *buf, size_t len) {
+  int coll = err->call - SC_CALL_COLL;
+  if (coll >= 0 && coll < SC_CALL_COLL_COUNT)
+    snprintf(buf, len, "%s #%llu", sc_call_coll_names[coll], (unsigned long long)err->seq);
+  else if (err->call == SC_CALL_P2P)
+    snprintf(buf, len, "%s #%lld %s rank %lld", err->d == 0 ? "send" : "receive", (long long)err->b,
+             err->d == 0 ? "to" : "from", (long long)err->a);
+  else if (err->call == SC_CALL_WAIT_SIGNAL)
+    snprintf(buf, len, "a wait for a window's signal");
+  else
+    snprintf(buf, len, "a device program");
+}
+
+/* SC_DEV_ABORTED: the communicator stopped, and why. */
+static void sc_stop_describe(const sc_dev_error_t *err, const char *call, char *buf, size_t len) {
+  const char *why = err->why != NULL ? err->why : "";
+  int rank = err->stop_rank;
+  switch ((sc_stop_t)err->stop) {
+  case SC_STOP_FAILED_HERE:
+    snprintf(buf, len, "%s was stopped: the communicator failed earlier on this rank: %s", call, why);
+    return;
+  case SC_STOP_PEER_EXITED:
+    snprintf(buf, len,
+             "rank %d exited during %s (its connection to the root dropped: the process ended or "
+             "was killed)",
+             rank, call);
+    return;
+  case SC_STOP_PEER_ABORTED:
+    snprintf(buf, len, "rank %d aborted the communicator during %s", rank, call);
+    return;
+  case SC_STOP_PEER_FAILED:
+    snprintf(buf, len, "rank %d failed during %s%s%s", rank, call, why[0] ? ": " : "", why);
+    return;
+  case SC_STOP_ROOT_LOST:
+    snprintf(buf, len, "the communicator's root went away during %s: %s", call, why);
+    return;
+  case SC_STOP_SESSION_FAILED:
+    snprintf(buf, len, "the communicator failed during %s: %s", call, why);
+    return;
+  case SC_STOP_NONE:
+  case SC_STOP_ABORTED:
+    break;
+  }
+  snprintf(buf, len, "the communicator was aborted during %s", call);
+}
+
+static void sc_timeout_describe(const sc_dev_error_t *err, const char *call, char *buf, size_t len) {
+  double s = (double)err->c / 1000.0;
+  if (err->call == SC_CALL_WAIT_SIGNAL)
+    snprintf(buf, len, "waited %.1f s without progress for a window's signal slot to reach %lld (it holds %lld)",
+             s, (long long)err->b, (long long)err->a);
+  else if (err->call >= SC_CALL_COLL && err->call < SC_CALL_COLL + SC_CALL_COLL_COUNT)
+    snprintf(buf, len,
+             "%s waited %.1f s without progress for collective #%lld, queued before it on another "
+             "stream, to finish",
+             call, s, (long long)err->b - 1);
+  else
+    snprintf(buf, len, "waited %.1f s without progress for a signal slot to reach %lld (it holds %lld)",
+             s, (long long)err->b, (long long)err->a);
+}
+
 void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
+  char call[96];
+  sc_call_describe(err, call, sizeof(call));
   switch ((sc_dev_error_kind_t)err->kind) {
   case SC_DEV_OK:
     snprintf(buf, len, "no error");
     return;
   case SC_DEV_ABORTED:
-    snprintf(buf, len, "the communicator was aborted");
+    sc_stop_describe(err, call, buf, len);
     return;
   case SC_DEV_TIMEOUT:
-    snprintf(buf, len, "waited %.1f s without progress for a signal slot to reach %lld (it holds %lld)",
-             (double)err->c / 1000.0, (long long)err->b, (long long)err->a);
+    sc_timeout_describe(err, call, buf, len);
+    return;
+  case SC_DEV_BARRIER_TIMEOUT:
+    if (err->b > 1)
+      snprintf(buf, len,
+               "%s waited %.1f s without progress for %lld ranks to arrive (rank %lld and others "
+               "never reached barrier %lld)",
+               call, (double)err->c / 1000.0, (long long)err->b, (long long)err->a, (long long)err->d);
+    else
+      snprintf(buf, len,
+               "%s waited %.1f s without progress for rank %lld to arrive (it never reached "
+               "barrier %lld)",
+               call, (double)err->c / 1000.0, (long long)err->a, (long long)err->d);
+    return;
+  case SC_DEV_COLL_FAILED:
+    if (err->a >= 0 && err->b >= 0)
+      snprintf(buf, len, "%s failed: rank %lld timed out waiting for rank %lld to arrive", call,
+               (long long)err->a, (long long)err->b);
+    else if (err->a >= 0)
+      snprintf(buf, len, "%s failed: rank %lld gave up on the collectives of this communicator",
+               call, (long long)err->a);
+    else
+      snprintf(buf, len, "%s failed: another rank gave up on the collectives of this communicator",
+               call);
     return;
   case SC_DEV_P2P_TIMEOUT:
     if (err->d == 0)

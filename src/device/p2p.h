@@ -10,6 +10,7 @@
  *   cts        receives P has posted for R's sends      written by P
  *   cts_bytes  size of P's newest posted receive         written by P
  *   err_bytes  size of P's send when P refused R's receive   written by P
+ *   gave_up    why P marked the pair failed (a relay mark)   written by P
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
  *
@@ -39,6 +40,7 @@
 
 #include "device/p2p_layout.h"
 #include "device/runtime.h"
+#include "device/status.h"
 
 SC_DEV_FN uint64_t sc_p2p_count(uint64_t line) { return line & ~SC_SLOT_ERROR; }
 
@@ -52,10 +54,13 @@ SC_DEV_FN void sc_p2p_fail(sc_dev_error_t *err, int kind, const sc_p2p_op_t *op,
 }
 
 /* Marks a pair that an op left half-done as failed, here and at the peer
- * (atomically: other streams of the pair may store to the same lines). */
-SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op) {
+ * (atomically: other streams of the pair may store to the same lines), and
+ * tells the peer why (`mark`, 0: nothing to relay). */
+SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op, uint64_t mark) {
   sc_p2p_peer_lines_t *mine = &a->my_pad->peer[op->peer_index];
   sc_p2p_peer_lines_t *theirs = &op->peer_pad->peer[op->my_index];
+  if (mark != 0)
+    sc_dev_store(&theirs->gave_up.value, mark); /* before the marks the peer sees */
   if (op->kind == SC_P2P_SEND) {
     sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
     sc_dev_or(&theirs->ready.value, SC_SLOT_ERROR);
@@ -68,17 +73,31 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op) {
   sc_dev_ring(&op->peer_pad->bell);
 }
 
+/* The pair is marked failed: this rank's own stop if it has one, else what
+ * the peer relayed (the stop it heard of, as if heard here), else the pair's
+ * earlier failure. Returns -1 (err filled). */
+SC_DEV_FN int sc_p2p_peer_failed(sc_dev_ctx_t *ctx, const sc_p2p_peer_lines_t *mine,
+                                 const sc_p2p_op_t *op, sc_dev_error_t *err) {
+  if (sc_dev_stopped(ctx)) {
+    sc_p2p_fail(err, SC_DEV_ABORTED, op, (int64_t)op->bytes);
+    return -1;
+  }
+  sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
+  int timed_out, waited_for;
+  sc_dev_relay_read(sc_dev_load(&mine->gave_up.value), err, &timed_out, &waited_for);
+  return -1;
+}
+
 /* A receive finds ERROR in ready: the sender refused this message's size
  * (it left its own size in err_bytes), or the pair failed before. */
-SC_DEV_FN int sc_p2p_refused(const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op,
-                             sc_dev_error_t *err) {
+SC_DEV_FN int sc_p2p_refused(sc_dev_ctx_t *ctx, const sc_p2p_peer_lines_t *mine,
+                             const sc_p2p_op_t *op, sc_dev_error_t *err) {
   /* A refusal for size carries the sender's size with the ERROR bit set;
    * anything else means the sender failed for another reason. */
   uint64_t refusal = sc_dev_load(&mine->err_bytes.value);
-  if (refusal & SC_SLOT_ERROR)
-    sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)(refusal & ~SC_SLOT_ERROR));
-  else
-    sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
+  if (!(refusal & SC_SLOT_ERROR))
+    return sc_p2p_peer_failed(ctx, mine, op, err);
+  sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)(refusal & ~SC_SLOT_ERROR));
   return -1;
 }
 
@@ -94,10 +113,8 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
     if (op->phase == SC_P2P_PHASE_ORDER) {
       uint64_t done = sc_dev_load(op->kind == SC_P2P_SEND ? &mine->sends_done.value
                                                           : &mine->recvs_done.value);
-      if (done & SC_SLOT_ERROR) {
-        sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
-        return -1;
-      }
+      if (done & SC_SLOT_ERROR)
+        return sc_p2p_peer_failed(ctx, mine, op, err);
       if (done < op->msg)
         return moved;
       op->phase = SC_P2P_PHASE_HANDSHAKE;
@@ -111,10 +128,8 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
         sc_dev_ring(&op->peer_pad->bell);
       } else {
         uint64_t cts = sc_dev_load(&mine->cts.value);
-        if (cts & SC_SLOT_ERROR) {
-          sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
-          return -1;
-        }
+        if (cts & SC_SLOT_ERROR)
+          return sc_p2p_peer_failed(ctx, mine, op, err);
         if (cts < op->msg + 1)
           return moved;
         uint64_t want = sc_dev_load(&mine->cts_bytes.value);
@@ -156,7 +171,7 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
         } else {
           uint64_t ready = sc_dev_load(&mine->ready.value);
           if (ready & SC_SLOT_ERROR)
-            return sc_p2p_refused(mine, op, err);
+            return sc_p2p_refused(ctx, mine, op, err);
           if (ready < last)
             return moved;
           sc_dev_store(&theirs->ack.value, last);
@@ -172,10 +187,8 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
       char *slot = op->ring + (g % a->slots) * a->chunk_bytes;
       if (op->kind == SC_P2P_SEND) {
         uint64_t ack = sc_dev_load(&mine->ack.value);
-        if (ack & SC_SLOT_ERROR) {
-          sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
-          return -1;
-        }
+        if (ack & SC_SLOT_ERROR)
+          return sc_p2p_peer_failed(ctx, mine, op, err);
         if (g + 1 > a->slots && sc_p2p_count(ack) < g + 1 - a->slots)
           return moved;
         if (len > 0)
@@ -185,7 +198,7 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
       } else {
         uint64_t ready = sc_dev_load(&mine->ready.value);
         if (ready & SC_SLOT_ERROR)
-          return sc_p2p_refused(mine, op, err);
+          return sc_p2p_refused(ctx, mine, op, err);
         if (ready < g + 1)
           return moved;
         if (len > 0)
@@ -206,17 +219,26 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
  * for messages that will never come, and later ops on those pairs fail too. */
 SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a) {
   for (uint32_t i = 0; i < a->nops; i++)
-    sc_p2p_poison(a, &a->ops[i]);
+    sc_p2p_poison(a, &a->ops[i], 0);
 }
 
 SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_dev_error_t *err) {
   /* The launch owns this copy of the arguments; progress is kept in it. */
   sc_p2p_args_t *a = (sc_p2p_args_t *)args;
-  sc_dev_begin(ctx, &a->guard);
+  int stopped = sc_dev_begin(ctx, &a->guard);
   err->kind = SC_DEV_OK;
   if (a->chunk_bytes == 0 || a->slots == 0) {
     err->kind = SC_DEV_BAD_ARGS;
     err->a = SC_PROGRAM_P2P;
+    return;
+  }
+  if (stopped) { /* the communicator failed before: none of these will meet their peers */
+    err->kind = SC_DEV_ABORTED;
+    if (a->nops > 0)
+      sc_p2p_fail(err, SC_DEV_ABORTED, &a->ops[0], (int64_t)a->ops[0].bytes);
+    uint64_t mark = sc_dev_relay_mark(err, a->rank, -1);
+    for (uint32_t i = 0; i < a->nops; i++)
+      sc_p2p_poison(a, &a->ops[i], mark);
     return;
   }
   for (;;) {
@@ -237,9 +259,10 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_d
       }
       int r = sc_p2p_step(ctx, a, op, err);
       if (r < 0) {
+        uint64_t mark = sc_dev_relay_mark(err, a->rank, op->peer);
         for (uint32_t j = 0; j < a->nops; j++)
           if (a->ops[j].phase != SC_P2P_PHASE_DONE)
-            sc_p2p_poison(a, &a->ops[j]);
+            sc_p2p_poison(a, &a->ops[j], mark);
         return;
       }
       moved |= r;
@@ -261,7 +284,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_d
           sc_p2p_fail(err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, (int64_t)op->bytes);
           err->e = a->guard.timeout_ms;
         }
-        sc_p2p_poison(a, op);
+        sc_p2p_poison(a, op, sc_dev_relay_mark(err, a->rank, op->peer));
       }
       return;
     }

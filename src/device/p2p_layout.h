@@ -21,6 +21,7 @@ typedef struct sc_p2p_peer_lines {
   sc_p2p_line_t err_bytes; /* a send refused for size: its size | SC_SLOT_ERROR */
   sc_p2p_line_t cts_window, cts_offset; /* where the receive wants the data, if in a window */
   sc_p2p_line_t sends_done, recvs_done;
+  sc_p2p_line_t gave_up; /* why the peer marked the pair failed (device/status.h relay mark) */
 } sc_p2p_peer_lines_t;
 
 typedef struct sc_p2p_pad {
@@ -56,6 +57,8 @@ typedef struct sc_p2p_args {
   uint64_t chunk_bytes;
   uint32_t slots;
   uint32_t nops;
+  int32_t rank; /* this rank in the communicator */
+  int32_t reserved;
   sc_p2p_op_t ops[];
 } sc_p2p_args_t;
 

@@ -33,13 +33,36 @@ typedef struct sc_doorbell {
   uint32_t reserved[14]; /* a cache line of its own */
 } sc_doorbell_t;
 
-/* What bounds a program's waits: the communicator's abort word (nonzero =
- * stop) and the longest it may go without progress. */
+/* Why a communicator stopped: the value of its status block's stop word. */
+typedef enum sc_stop {
+  SC_STOP_NONE = 0,
+  SC_STOP_ABORTED,        /* symcomm_comm_abort on this rank */
+  SC_STOP_FAILED_HERE,    /* a program of this rank failed on its own (a timeout): `why` */
+  SC_STOP_PEER_EXITED,    /* rank `rank` exited or was killed (its connections dropped) */
+  SC_STOP_PEER_ABORTED,   /* rank `rank` called symcomm_comm_abort */
+  SC_STOP_PEER_FAILED,    /* rank `rank` failed: `why` is its sentence */
+  SC_STOP_ROOT_LOST,      /* the root went away, and no rank of the communicator served it */
+  SC_STOP_SESSION_FAILED  /* the job failed in another way (the root's sentence in `why`) */
+} sc_stop_t;
+
+/* What a launch belongs to, for the sentence of its failure. */
+typedef enum sc_call {
+  SC_CALL_NONE = 0,
+  SC_CALL_COLL = 1,        /* a collective: SC_CALL_COLL + its kind (sc_coll_kind_t), 6 of them */
+  SC_CALL_P2P = 8,         /* sends and receives: the op that failed says which */
+  SC_CALL_WAIT_SIGNAL = 9  /* symcomm_wait_signal */
+} sc_call_t;
+
+/* What bounds a program's waits: its communicator's status block (stop =
+ * give up) and the longest it may go without progress; and what the launch
+ * belongs to, for the sentence when it gives up. */
 typedef struct sc_guard {
-  const volatile uint32_t *abort_word;
-  int64_t timeout_ms; /* < 0: no limit */
-  uint32_t spin_us;   /* simulated backend: poll this long before giving the CPU away
-                         (SYMCOMM_SPIN_US; GPUs poll anyway) */
+  struct sc_dev_status *status; /* NULL: nothing stops it but the timeout */
+  int64_t timeout_ms;      /* < 0: no limit */
+  uint32_t spin_us;        /* simulated backend: poll this long before giving the CPU away
+                              (SYMCOMM_SPIN_US; GPUs poll anyway) */
+  int32_t call;            /* sc_call_t */
+  uint64_t seq;            /* a collective's number on its communicator (from 0) */
 } sc_guard_t;
 
 /* A communicator's windows as programs see them: entry `id` of a table the
@@ -89,13 +112,23 @@ typedef struct sc_reduce_args {
 
 /* Every rank adds 1 to slot[r] of every rank r (its own included) and rings
  * bell[r]; then it waits until its own slot reaches `target` (= barriers so
- * far x n: the counters only grow). Optionally it also publishes `value` in
- * its own tag slot and checks, once everyone has arrived, that every rank
- * published the same (tags[r] == value for all r): ranks that disagree fail
- * with SC_DEV_DISAGREE. */
+ * far x n: the counters only grow). Before that it records in its own
+ * arrived slot how many barriers it has reached (target / n), so that a wait
+ * that times out can name the ranks that did not come. Optionally it also
+ * publishes `value` in its own tag slot and checks, once everyone has
+ * arrived, that every rank published the same (tags[r] == value for all r):
+ * ranks that disagree fail with SC_DEV_DISAGREE.
+ *
+ * A barrier that gives up (timeout, or its communicator stopped) marks every
+ * rank's counter with SC_SLOT_ERROR and leaves why in its own arrived slot:
+ * every barrier not yet complete then fails at once on every rank, even one
+ * a rank reaches only after a long stop, with the same sentence as the rank
+ * that gave up (the rank that timed out and whom it waited for, or the rank
+ * whose failure stopped the communicator). */
 typedef struct sc_barrier_args {
   uint64_t *slot[SC_MAX_LOCAL_RANKS];
   sc_doorbell_t *bell[SC_MAX_LOCAL_RANKS];
+  uint64_t *arrived[SC_MAX_LOCAL_RANKS];
   uint64_t *tag[SC_MAX_LOCAL_RANKS]; /* NULL: no check */
   int n;
   int me;
@@ -117,20 +150,47 @@ typedef struct sc_copies_args {
 
 typedef enum sc_dev_error_kind {
   SC_DEV_OK = 0,
-  SC_DEV_ABORTED,       /* the abort word was set */
+  SC_DEV_ABORTED,       /* the communicator stopped (status->stop): stop, stop_rank, why say why */
   SC_DEV_TIMEOUT,       /* a = slot value seen, b = value awaited, c = timeout ms */
   SC_DEV_P2P_TIMEOUT,   /* a = peer, b = message number, c = bytes, d = 0 send / 1 recv, e = timeout ms */
   SC_DEV_SIZE_MISMATCH, /* a = peer, b = bytes here, c = bytes there, d = 0 send / 1 recv */
   SC_DEV_PEER_FAILED,   /* a = peer: it stopped this exchange after an earlier error */
   SC_DEV_BAD_ARGS,      /* a = program: arguments a program cannot run with */
-  SC_DEV_DISAGREE       /* a = rank, b = its value, c = this rank's value: ranks called different things */
+  SC_DEV_DISAGREE,      /* a = rank, b = its value, c = this rank's value: ranks called different things */
+  SC_DEV_BARRIER_TIMEOUT, /* a = lowest rank missing, b = ranks missing, c = timeout ms, d = barrier */
+  SC_DEV_COLL_FAILED    /* a = rank that marked the barrier failed (-1 unknown), b = the rank
+                           it timed out waiting for (-1: it gave up for another reason) */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {
   int32_t kind; /* sc_dev_error_kind_t */
-  int32_t reserved;
+  int32_t call; /* sc_call_t of the launch (from its guard) */
+  uint64_t seq; /* ... and its number */
   int64_t a, b, c, d, e;
+  /* SC_DEV_ABORTED: the communicator's stop, copied from its status block */
+  int32_t stop; /* sc_stop_t */
+  int32_t stop_rank;
+  const char *why; /* the status block's sentence (host memory) */
 } sc_dev_error_t;
+
+#define SC_STATUS_WHY_BYTES 768
+
+/* A communicator's state as its programs see it, one per communicator in
+ * host memory the device maps (host_alloc). The host sets `stop` (after
+ * `rank` and `why`) when the communicator fails, here or elsewhere: every
+ * waiting program of the communicator gives up on sight, and checks it when it
+ * starts. A program that fails on its own (a timeout) claims `failed` (0 -> 1),
+ * fills `error`, then sets `failed` to 2; the host reads that in the
+ * background (its monitor thread), never per launch, stops the communicator
+ * and tells the root, which tells every other rank. */
+typedef struct sc_dev_status {
+  uint32_t stop;   /* sc_stop_t; 0 while the communicator works */
+  int32_t rank;    /* the rank `stop` names (-1: none) */
+  uint32_t failed; /* device-written: 0, 1 (being filled) or 2 (error is complete) */
+  uint32_t reserved;
+  sc_dev_error_t error;            /* device-written: the program's own failure */
+  char why[SC_STATUS_WHY_BYTES];   /* host-written sentence for `stop` */
+} sc_dev_status_t;
 
 /* The sentence for a program's error (host code). */
 void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len);

@@ -8,18 +8,30 @@
  *   void sc_dev_store(uint64_t *p, uint64_t v);      release store
  *   void sc_dev_add(uint64_t *p, uint64_t v);        release atomic add
  *   void sc_dev_or(uint64_t *p, uint64_t v);         release atomic or
+ *   uint32_t sc_dev_load32(const uint32_t *p);       acquire load (status words)
+ *   void sc_dev_store32(uint32_t *p, uint32_t v);    release store
+ *   int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v);
+ *                                                    compare and swap; 1 if it swapped
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
  *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);
- *   void sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
- *                                                    a program's guard; starts the clock
+ *   int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
+ *       takes the program's guard, starts the clock and notes in the error
+ *       record what the launch belongs to (guard call and seq); returns
+ *       SC_DEV_ABORTED (the stop noted in the error record) when the
+ *       communicator has already stopped, else 0
+ *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
+ *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
+ *       communicator has stopped, else 0; does not wait
  *   void sc_dev_progress(sc_dev_ctx_t *ctx);         restarts the no-progress clock
  *   int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen);
  *       until the bell differs from `seen` (or a spurious wake): 0; when the
- *       guard's abort word is set: SC_DEV_ABORTED; when no progress was made
- *       for the guard's timeout: SC_DEV_TIMEOUT; when the bell's memory is gone:
- *       SC_DEV_BAD_ARGS. On the host backend it polls for the guard's spin_us
- *       at most (SYMCOMM_SPIN_US), yields a few times, then sleeps on a futex.
+ *       guard's communicator stopped (its status block's stop word):
+ *       SC_DEV_ABORTED, with the stop's rank and sentence noted in the error
+ *       record; when no progress was made for the guard's timeout:
+ *       SC_DEV_TIMEOUT; when the bell's memory is gone: SC_DEV_BAD_ARGS.
+ *       On the host backend it polls for the guard's spin_us at most
+ *       (SYMCOMM_SPIN_US), yields a few times, then sleeps on a futex.
  *
  * Programs follow one pattern for every wait: read the bell, check the
  * condition, and sleep on the bell only if it does not hold yet; a ring

@@ -22,9 +22,9 @@ SC_DEV_FN int sc_dev_compare(uint64_t have, int cmp, uint64_t want) {
 }
 
 SC_DEV_FN void sc_dev_wait_run(sc_dev_ctx_t *ctx, const sc_wait_args_t *a, sc_dev_error_t *err) {
-  sc_dev_begin(ctx, &a->guard);
+  int why = sc_dev_begin(ctx, &a->guard);
   uint64_t last = sc_dev_load(a->slot);
-  for (;;) {
+  while (why == 0) {
     uint32_t seen = sc_dev_bell_read(a->bell);
     uint64_t have = sc_dev_load(a->slot);
     if (sc_dev_compare(have, a->cmp, a->value)) {
@@ -35,15 +35,12 @@ SC_DEV_FN void sc_dev_wait_run(sc_dev_ctx_t *ctx, const sc_wait_args_t *a, sc_de
       last = have;
       sc_dev_progress(ctx);
     }
-    int why = sc_dev_sleep(ctx, a->bell, seen);
-    if (why != 0) {
-      err->kind = why;
-      err->a = (int64_t)sc_dev_load(a->slot);
-      err->b = (int64_t)a->value;
-      err->c = a->guard.timeout_ms;
-      return;
-    }
+    why = sc_dev_sleep(ctx, a->bell, seen);
   }
+  err->kind = why;
+  err->a = (int64_t)sc_dev_load(a->slot);
+  err->b = (int64_t)a->value;
+  err->c = a->guard.timeout_ms;
 }
 
 #endif

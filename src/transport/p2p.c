@@ -146,9 +146,12 @@ sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *o
   args->my_pad = (sc_p2p_pad_t *)p->win->peer[p->view->rank];
   args->windows = p->view->windows;
   args->guard = p->view->guard;
+  args->guard.call = SC_CALL_P2P;
   args->chunk_bytes = p->chunk_bytes;
   args->slots = p->slots;
   args->nops = (uint32_t)n;
+  args->rank = p->view->rank;
+  args->reserved = 0;
   memcpy(args->ops, ops, sizeof(sc_p2p_op_t) * (size_t)n);
   sc_result_t res = p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes);
   free(args);

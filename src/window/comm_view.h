@@ -22,10 +22,10 @@ typedef struct sc_comm_view {
   sc_bootstrap_t *boot;
   const sc_backend_ops_t *ops;
   sc_device_t *device;
-  const volatile uint32_t *abort_word; /* set once the communicator is aborted */
-  int abort_fd;                        /* readable once aborted (host-side waits) */
+  sc_dev_status_t *status; /* device-readable: its stop word ends every wait of its programs */
+  int abort_fd;            /* readable once aborted (host-side waits) */
   int64_t timeout_ms;
-  sc_guard_t guard;                    /* what bounds its programs' waits (the three above) */
+  sc_guard_t guard;        /* what bounds its programs' waits (status and timeout) */
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
   sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] device-readable table of live windows */
   uint32_t windows_made;    /* one past the highest window id given out; entries at or above are free */

@@ -20,18 +20,18 @@ static inline void launch_signal(sc_stream_t *s, test_pad_t *pad, int slot, uint
 }
 
 static inline sc_wait_args_t wait_args(test_pad_t *pad, int slot, uint64_t value,
-                                       int64_t timeout_ms, const volatile uint32_t *abort_word) {
+                                       int64_t timeout_ms, sc_dev_status_t *status) {
   sc_wait_args_t a = {.slot = &pad->slot[slot],
                       .value = value,
                       .cmp = SC_CMP_OP_GE,
                       .bell = &pad->bell,
-                      .guard = {.abort_word = abort_word, .timeout_ms = timeout_ms}};
+                      .guard = {.status = status, .timeout_ms = timeout_ms}};
   return a;
 }
 
 static inline void launch_wait(sc_stream_t *s, test_pad_t *pad, int slot, uint64_t value,
-                               int64_t timeout_ms, const volatile uint32_t *abort_word) {
-  sc_wait_args_t a = wait_args(pad, slot, value, timeout_ms, abort_word);
+                               int64_t timeout_ms, sc_dev_status_t *status) {
+  sc_wait_args_t a = wait_args(pad, slot, value, timeout_ms, status);
   TEST_OK(sc_backend_host.launch(s, SC_PROGRAM_WAIT, &a, sizeof(a)));
 }
 

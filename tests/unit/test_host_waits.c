@@ -76,32 +76,90 @@ static void test_timeout(void) {
   B->host_free(dev, pad);
 }
 
+/* A pad to wait on and a communicator's status block, in host memory the
+ * device reaches. */
+static void alloc_pad_and_status(test_pad_t **pad, sc_dev_status_t **status) {
+  TEST_OK(B->host_alloc(dev, sizeof(**pad), (void **)pad));
+  TEST_OK(B->host_alloc(dev, sizeof(**status), (void **)status));
+  memset(*status, 0, sizeof(**status));
+}
+
+static void free_pad_and_status(test_pad_t *pad, sc_dev_status_t *status) {
+  B->host_free(dev, status);
+  B->host_free(dev, pad);
+}
+
 static void test_abort(void) {
   test_pad_t *pad = NULL;
-  uint32_t *abort_word = NULL;
-  TEST_OK(B->host_alloc(dev, sizeof(*pad), (void **)&pad));
-  TEST_OK(B->host_alloc(dev, sizeof(*abort_word), (void **)&abort_word));
+  sc_dev_status_t *status = NULL;
+  alloc_pad_and_status(&pad, &status);
   sc_stream_t *s = NULL;
   TEST_OK(B->stream_create(dev, &s));
-  launch_wait(s, pad, 0, 1, 30000, abort_word);
+  launch_wait(s, pad, 0, 1, 30000, status);
   usleep(250 * 1000);
   TEST_EXPECT_RESULT(B->stream_query(s), SYMCOMM_IN_PROGRESS);
   double t0 = test_now();
-  __atomic_store_n(abort_word, 1, __ATOMIC_RELEASE); /* no ring: the sleeper must notice alone */
+  /* no ring: the sleeper must notice alone */
+  __atomic_store_n(&status->stop, SC_STOP_ABORTED, __ATOMIC_RELEASE);
   TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_deadline_after(10000)), SYMCOMM_ERR_ABORTED);
   double took = test_now() - t0;
   printf("abort seen after %.0f ms\n", took * 1000);
   TEST_ASSERT(took < 0.5, "the abort took %.3f s to be seen", took);
   TEST_ASSERT(test_contains(B->stream_error(s), "aborted"), "%s", B->stream_error(s));
-  /* An aborted guard stops a wait at once, even one whose condition holds later. */
+  /* A stopped communicator stops a wait at once, even one whose condition holds later. */
   sc_stream_t *t = NULL;
   TEST_OK(B->stream_create(dev, &t));
-  launch_wait(t, pad, 0, 1, -1, abort_word);
+  launch_wait(t, pad, 0, 1, -1, status);
   TEST_EXPECT_RESULT(B->stream_synchronize(t, sc_deadline_after(10000)), SYMCOMM_ERR_ABORTED);
   B->stream_destroy(t);
   B->stream_destroy(s);
-  B->host_free(dev, abort_word);
-  B->host_free(dev, pad);
+  free_pad_and_status(pad, status);
+}
+
+/* Another rank's failure, as the host records it in the status block: a wait
+ * of a collective ends naming that rank and the collective, and its result
+ * says the failure is remote. Not published as this rank's own failure. */
+static void test_peer_stop(void) {
+  test_pad_t *pad = NULL;
+  sc_dev_status_t *status = NULL;
+  alloc_pad_and_status(&pad, &status);
+  sc_stream_t *s = NULL;
+  TEST_OK(B->stream_create(dev, &s));
+  sc_wait_args_t w = wait_args(pad, 0, 1, 30000, status);
+  w.guard.call = SC_CALL_COLL + 0; /* an all-reduce */
+  w.guard.seq = 40432;
+  TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+  usleep(150 * 1000);
+  status->rank = 3;
+  __atomic_store_n(&status->stop, SC_STOP_PEER_EXITED, __ATOMIC_RELEASE);
+  TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_deadline_after(10000)), SYMCOMM_ERR_REMOTE);
+  TEST_ASSERT(test_contains(B->stream_error(s), "rank 3 exited during all-reduce #40432"), "%s",
+              B->stream_error(s));
+  TEST_ASSERT(__atomic_load_n(&status->failed, __ATOMIC_ACQUIRE) == 0, "a stop is not a failure here");
+  B->stream_destroy(s);
+  free_pad_and_status(pad, status);
+}
+
+/* A wait that times out on its own publishes its failure in the status
+ * block (once: the first failure stays), for the host to tell the others. */
+static void test_publish(void) {
+  test_pad_t *pad = NULL;
+  sc_dev_status_t *status = NULL;
+  alloc_pad_and_status(&pad, &status);
+  for (int i = 0; i < 2; i++) {
+    sc_stream_t *s = NULL;
+    TEST_OK(B->stream_create(dev, &s));
+    sc_wait_args_t w = wait_args(pad, 0, 7 + (uint64_t)i, 100, status);
+    w.guard.call = SC_CALL_WAIT_SIGNAL;
+    TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+    TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_deadline_after(10000)), SYMCOMM_ERR_TIMEOUT);
+    B->stream_destroy(s);
+  }
+  TEST_ASSERT(__atomic_load_n(&status->failed, __ATOMIC_ACQUIRE) == 2);
+  TEST_ASSERT(status->error.kind == SC_DEV_TIMEOUT && status->error.b == 7,
+              "kind %d, waited for %lld", status->error.kind, (long long)status->error.b);
+  TEST_ASSERT(status->error.call == SC_CALL_WAIT_SIGNAL);
+  free_pad_and_status(pad, status);
 }
 
 static double cpu_seconds(void) {
@@ -201,7 +259,7 @@ static void ring_member(int fd, int me) {
                           .value = me == 0 ? lap - 1 : lap,
                           .cmp = SC_CMP_OP_EQ,
                           .bell = &pad->bell,
-                          .guard = {.abort_word = NULL, .timeout_ms = 20000}};
+                          .guard = {.status = NULL, .timeout_ms = 20000}};
       TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
     }
     sc_signal_args_t sig = {.slot = &pad->slot[(me + 1) % RING_PROCS],
@@ -215,7 +273,7 @@ static void ring_member(int fd, int me) {
                         .value = RING_LAPS,
                         .cmp = SC_CMP_OP_EQ,
                         .bell = &pad->bell,
-                        .guard = {.abort_word = NULL, .timeout_ms = 20000}};
+                        .guard = {.status = NULL, .timeout_ms = 20000}};
     TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
   }
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(60000)));
@@ -264,6 +322,8 @@ int main(void) {
   test_ring_of_processes();
   test_timeout();
   test_abort();
+  test_peer_stop();
+  test_publish();
   B->device_close(dev);
   printf("test_host_waits: all passed\n");
   return 0;

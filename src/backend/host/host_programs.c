@@ -6,6 +6,7 @@
 #include "device/p2p.h"
 #include "device/reduce.h"
 #include "device/signal_wait.h"
+#include "device/status.h"
 
 #include "backend/host/host_internal.h"
 
@@ -62,17 +63,19 @@ void sc_host_program_abandon(sc_program_t program, const void *args) {
 
 void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err) {
   sc_dev_ctx_t ctx;
-  sc_host_ctx_init(&ctx, err);
   memset(err, 0, sizeof(*err));
+  sc_host_ctx_init(&ctx, err);
   switch (program) {
-  case SC_PROGRAM_SIGNAL: sc_dev_signal_run(&ctx, args, err); return;
-  case SC_PROGRAM_WAIT: sc_dev_wait_run(&ctx, args, err); return;
-  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(&ctx, args, err); return;
-  case SC_PROGRAM_P2P: sc_dev_p2p_run(&ctx, args, err); return;
-  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(&ctx, args, err); return;
-  case SC_PROGRAM_COPIES: sc_dev_copies_run(&ctx, args, err); return;
-  case SC_PROGRAM_COUNT: break;
+  case SC_PROGRAM_SIGNAL: sc_dev_signal_run(&ctx, args, err); break;
+  case SC_PROGRAM_WAIT: sc_dev_wait_run(&ctx, args, err); break;
+  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(&ctx, args, err); break;
+  case SC_PROGRAM_P2P: sc_dev_p2p_run(&ctx, args, err); break;
+  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(&ctx, args, err); break;
+  case SC_PROGRAM_COPIES: sc_dev_copies_run(&ctx, args, err); break;
+  default:
+    err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
+    err->a = (int64_t)program;
+    return;
   }
-  err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
-  err->a = (int64_t)program;
+  sc_dev_publish_failure(ctx.guard.status, err);
 }

@@ -21,9 +21,10 @@
 #include "device/program.h"
 #include "util/clock.h"
 
-/* Longest single sleep: how often a sleeping wait rechecks its abort word and
- * its no-progress timeout (an abort is seen within this). */
-#define SC_HOST_SLEEP_SLICE_MS 100
+/* Longest single sleep: how often a sleeping wait rechecks its communicator's
+ * stop word and its no-progress timeout. A stop (an abort, a failed rank) is
+ * seen within this; the cost is one futex timeout per slice of a long wait. */
+#define SC_HOST_SLEEP_SLICE_MS 25
 #define SC_HOST_YIELDS 64
 
 typedef struct sc_dev_ctx {
@@ -34,7 +35,7 @@ typedef struct sc_dev_ctx {
 
 /* A context with no guard yet: its sleeps are bounded by nothing. */
 static inline void sc_host_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err) {
-  ctx->guard.abort_word = NULL;
+  memset(&ctx->guard, 0, sizeof(ctx->guard));
   ctx->guard.timeout_ms = -1;
   ctx->last_progress_ms = sc_now_ms();
   ctx->err = err;
@@ -54,6 +55,18 @@ static inline void sc_dev_add(uint64_t *p, uint64_t v) {
 
 static inline void sc_dev_or(uint64_t *p, uint64_t v) {
   __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
+}
+
+static inline uint32_t sc_dev_load32(const uint32_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sc_dev_store32(uint32_t *p, uint32_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
+  return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static inline uint32_t sc_dev_bell_read(sc_doorbell_t *bell) {
@@ -79,17 +92,34 @@ static inline void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, si
   memmove(dst, src, n);
 }
 
-static inline void sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+/* Whether the guard's communicator stopped; if so, why goes into the error
+ * record (the status block's fields are written before its stop word). */
+static inline int sc_host_stopped(const sc_dev_ctx_t *ctx) {
+  const sc_dev_status_t *st = ctx->guard.status;
+  if (st == NULL)
+    return 0;
+  uint32_t stop = __atomic_load_n(&st->stop, __ATOMIC_ACQUIRE);
+  if (stop == SC_STOP_NONE)
+    return 0;
+  ctx->err->stop = (int32_t)stop;
+  ctx->err->stop_rank = st->rank;
+  ctx->err->why = st->why;
+  return 1;
+}
+
+static inline int sc_dev_stopped(sc_dev_ctx_t *ctx) {
+  return sc_host_stopped(ctx) ? SC_DEV_ABORTED : 0;
+}
+
+static inline int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
   ctx->guard = *guard;
   ctx->last_progress_ms = sc_now_ms();
+  ctx->err->call = guard->call;
+  ctx->err->seq = guard->seq;
+  return sc_host_stopped(ctx) ? SC_DEV_ABORTED : 0;
 }
 
 static inline void sc_dev_progress(sc_dev_ctx_t *ctx) { ctx->last_progress_ms = sc_now_ms(); }
-
-static inline int sc_host_aborted(const sc_dev_ctx_t *ctx) {
-  const volatile uint32_t *w = ctx->guard.abort_word;
-  return w != NULL && __atomic_load_n(w, __ATOMIC_ACQUIRE) != 0;
-}
 
 static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
   /* Before sleeping (and after the poll below, if any), give the CPU away a
@@ -115,7 +145,7 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
       return 0;
   }
   for (;;) {
-    if (sc_host_aborted(ctx))
+    if (sc_host_stopped(ctx))
       return SC_DEV_ABORTED;
     int64_t slice = SC_HOST_SLEEP_SLICE_MS;
     if (ctx->guard.timeout_ms >= 0) {
@@ -136,7 +166,7 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
       return 0; /* rung, or a spurious wake: the caller checks its condition again */
     if (errno == EFAULT)
       return SC_DEV_BAD_ARGS; /* the bell's memory was unmapped under the program */
-    /* ETIMEDOUT (a slice passed) or EINTR: recheck the abort word and the clock. */
+    /* ETIMEDOUT (a slice passed) or EINTR: recheck the stop word and the clock. */
   }
 }
 

@@ -1,0 +1,65 @@
+/* How a failure anywhere in a job reaches every rank's communicator at once,
+ * and how abort and destroy stay safe from any thread.
+ *
+ * Every live communicator of the process is on one list, each with a watch on
+ * its root (a second connection the root answers only when the session
+ * fails: bootstrap/store_proto.h). One monitor thread per process polls every
+ * watch: when the root says the session failed (a rank exited, aborted or
+ * failed), or the root itself goes away, it records the failure in the
+ * communicator and sets its status block's stop word, so that every wait of
+ * its programs ends (within a sleep slice) with a sentence naming the rank.
+ * It also looks at each status block's `failed` word: a program of this rank
+ * that failed on its own (a timeout) stops the communicator here and is told
+ * to the root, which fails the session for everyone.
+ *
+ * The list's lock also orders abort against destroy: abort does all its work
+ * under it on a communicator it finds on the list, and destroy takes the
+ * communicator off the list before freeing anything. Nothing here blocks on
+ * the network or on a stream. */
+#ifndef SC_CORE_COMM_WATCH_H
+#define SC_CORE_COMM_WATCH_H
+
+#include <stdbool.h>
+
+#include "bootstrap/root.h"
+#include "bootstrap/store_watch.h"
+#include "util/error.h"
+
+struct symcomm_comm;
+
+/* What a communicator keeps for the list (under the list's lock). */
+typedef struct sc_comm_watch {
+  sc_store_watch_t conn;    /* the watch on the root (fd -1 before it opens, after news) */
+  bool listed;              /* on the process's list */
+  bool destroying;          /* symcomm_comm_destroy has begun */
+  bool told_root;           /* this rank's own failure or abort went to the root */
+  bool local_seen;          /* the status block's own failure was handled */
+  struct symcomm_comm *next;
+} sc_comm_watch_t;
+
+/* Opens comm's watch on its root, once comm's rank has joined and before
+ * its first collective step through the root: so every rank's watch is open
+ * before any rank can finish the communicator and leave (the root's process
+ * may then exit). abort_fd interrupts the connect. What the root says waits
+ * in the socket until the watch starts. */
+sc_result_t sc_comm_watch_open(struct symcomm_comm *comm, const sc_root_addr_t *root,
+                               int abort_fd);
+/* Puts comm, whose device is attached, on the list: the monitor watches it. */
+sc_result_t sc_comm_watch_start(struct symcomm_comm *comm);
+/* Takes comm off the list, so that neither abort nor the monitor touches it
+ * again, and closes its watch. Safe on a communicator never listed. */
+void sc_comm_watch_stop(struct symcomm_comm *comm);
+
+/* symcomm_comm_destroy's first step: INVALID_USAGE (without touching comm)
+ * unless comm is on the list and no destroy began before. comm stays listed,
+ * so that an abort still ends destroy's wait for its work. */
+sc_result_t sc_comm_watch_claim_destroy(struct symcomm_comm *comm);
+/* symcomm_comm_abort: everything it does, under the list's lock, on a
+ * communicator that is on the list (else INVALID_USAGE, comm untouched). */
+sc_result_t sc_comm_watch_abort(struct symcomm_comm *comm);
+
+/* A failure of comm's own programs that the monitor has not seen yet (its
+ * status block's `failed` word): handle it now. */
+void sc_comm_watch_poll_local(struct symcomm_comm *comm);
+
+#endif

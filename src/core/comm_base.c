@@ -30,8 +30,10 @@ sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
   if (res == SYMCOMM_OK || comm == NULL || comm->magic != SC_COMM_MAGIC)
     return res;
   /* Whatever the abort made a call in progress see (the root's echo of it, a
-   * closed connection), the call reports the abort. */
-  if (res != SYMCOMM_ERR_ABORTED && atomic_load(&comm->aborted))
+   * closed connection), the call reports the abort; a bad argument stays the
+   * caller's mistake, found before anything happened. */
+  if (res != SYMCOMM_ERR_ABORTED && res != SYMCOMM_ERR_INVALID_ARGUMENT &&
+      atomic_load(&comm->aborted))
     res = sc_error_pass(SYMCOMM_ERR_ABORTED, "the communicator was aborted");
   sc_comm_note_error(comm);
   return res;

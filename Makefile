@@ -73,7 +73,9 @@ tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
 tests: all $(UNIT_BINS) $(MP_BINS)
 
-$(BUILD)/obj/%.o: %.c
+# The Makefile holds the flags: a build made before a change of them is
+# rebuilt, not linked with objects of the old flags.
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@

@@ -41,8 +41,8 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MP_SRCS := $(wildcard tests/mp/*.c)
 MP_BINS := $(MP_SRCS:tests/mp/%.c=$(BUILD)/tests/mp/%)
-TEST_COMMON := tests/common/test_util.c
-TEST_COMMON_OBJ := $(BUILD)/obj/tests/common/test_util.o
+TEST_COMMON := $(wildcard tests/common/*.c)
+TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
 SHLIB := $(BUILD)/lib/libsymcomm.so
 STLIB := $(BUILD)/lib/libsymcomm.a

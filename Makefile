@@ -48,7 +48,7 @@ SHLIB := $(BUILD)/lib/libsymcomm.so
 STLIB := $(BUILD)/lib/libsymcomm.a
 RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
-.PHONY: all lib tools examples tests run test check test-san install clean help
+.PHONY: all lib tools examples tests run test check test-san mutation install clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -126,6 +126,12 @@ test-san:
 test: check
 	$(MAKE) test-san
 
+# Plants deliberate protocol bugs (tests/mutation/mutations.txt), each in a
+# copy of the tree, and checks that the suite catches every one. On demand,
+# not part of `make test`: it builds once per bug.
+mutation:
+	bash tests/mutation/run.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/symcomm.h $(DESTDIR)$(PREFIX)/include/
@@ -145,6 +151,7 @@ help:
 	@echo "make run        the demo: 8 ranks on 2 simulated hosts"
 	@echo "make test       the whole suite, plain and under ASan+UBSan"
 	@echo "make check      the suite on this build only"
+	@echo "make mutation   plant protocol bugs in copies of the tree; the suite must catch each"
 	@echo "make install PREFIX=/path"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -16,6 +16,7 @@
 #   --every             run all of a mutation's lines and name every one that
 #                       catches it (default: stop at the first)
 #   --whole-suite       run every line of the suite, not only the mutation's
+#                       (lines that fail on the unmutated tree are left out)
 #   --tests-from REV    use the tests/ and examples/ of git revision REV (what
 #                       older tests would have caught); implies --whole-suite
 #   --no-baseline       skip running the lines on the unmutated tree first
@@ -143,11 +144,16 @@ suite_of() { # $1: the suite file of the tree under test
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/symcomm-mutation.XXXXXX")
 if [ $keep = 1 ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 
-# The tree as it is (tracked and untracked files, not what git ignores).
+# The tree as it is: in a git checkout its tracked and untracked files but not
+# what git ignores, elsewhere all but the build folders.
 mkdir -p "$tmp/base"
-(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-  tar --null -T - -cf -) | tar -xf - -C "$tmp/base" || { echo "cannot copy the tree" >&2; exit 2; }
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$top" && git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf -) | tar -xf - -C "$tmp/base"
+else
+  tar -C "$top" --exclude=./build --exclude=./build-san -cf - . | tar -xf - -C "$tmp/base"
+fi || { echo "cannot copy the tree" >&2; exit 2; }
 if [ -n "$tests_from" ]; then
   rm -rf "$tmp/base/tests" "$tmp/base/examples"
   git -C "$top" archive "$tests_from" tests examples | tar -xf - -C "$tmp/base" ||
@@ -164,9 +170,15 @@ if [ $whole = 0 ]; then # every line a mutation names must exist
   done
 fi
 
+# Every mutation must apply before anything is built: in a scratch folder
+# holding only the files it edits.
 status=0
 for i in "${selected[@]}"; do
-  rm -rf "$tmp/check" && cp -a "$tmp/base" "$tmp/check"
+  rm -rf "$tmp/check"
+  while IFS=$'\t' read -r file _; do
+    [ -n "$file" ] && [ -f "$tmp/base/$file" ] || continue
+    mkdir -p "$tmp/check/$(dirname "$file")" && cp "$tmp/base/$file" "$tmp/check/$file"
+  done <<<"${m_edits[i]}"
   plant "$tmp/check" "$i" || status=1
 done
 if [ $mode = check ]; then

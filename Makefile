@@ -28,9 +28,6 @@ CFLAGS_ALL := $(CFLAGS_COMMON) $(CFLAGS)
 # what include/symcomm.h marks SYMCOMM_API.
 $(BUILD)/obj/src/%.o: CFLAGS_ALL += -Isrc -fvisibility=hidden
 $(BUILD)/obj/tests/unit/%.o: CFLAGS_ALL += -Isrc
-# Until tests/mp/test_coll.c stops including device/reduce_types.h (its rewrite
-# does): then this line goes.
-$(BUILD)/obj/tests/mp/test_coll.o: CFLAGS_ALL += -Isrc
 # Tests also see their shared helpers.
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -Itests/common
 
@@ -54,14 +51,14 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MP_SRCS := $(wildcard tests/mp/*.c)
 MP_BINS := $(MP_SRCS:tests/mp/%.c=$(BUILD)/tests/mp/%)
-TEST_COMMON := tests/common/test_util.c
-TEST_COMMON_OBJ := $(BUILD)/obj/tests/common/test_util.o
+TEST_COMMON := $(wildcard tests/common/*.c)
+TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
 SHLIB := $(BUILD)/lib/libsymcomm.so
 STLIB := $(BUILD)/lib/libsymcomm.a
 RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
-.PHONY: all lib tools examples tests run test check test-san test-tsan install clean help
+.PHONY: all lib tools examples tests run test check test-san test-tsan mutation install clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -155,6 +152,12 @@ test: check
 	$(MAKE) test-san
 	$(MAKE) test-tsan
 
+# Plants deliberate protocol bugs (tests/mutation/mutations.txt), each in a
+# copy of the tree, and checks that the suite catches every one. On demand,
+# not part of `make test`: it builds once per bug.
+mutation:
+	bash tests/mutation/run.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/symcomm.h $(DESTDIR)$(PREFIX)/include/
@@ -174,6 +177,7 @@ help:
 	@echo "make run        the demo: 8 ranks on 2 simulated hosts, one all-reduce sweep"
 	@echo "make test       the whole suite, plain and under ASan+UBSan, and its threaded tests under TSan"
 	@echo "make check      the suite on this build only"
+	@echo "make mutation   plant protocol bugs in copies of the tree; the suite must catch each"
 	@echo "make install PREFIX=/path"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

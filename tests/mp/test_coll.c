@@ -2,8 +2,14 @@
  *   test_coll matrix      every collective x dtype x op x in/out-of-place at
  *                         counts 0, 1, 1023 and 65537, every root for rooted ones
  *   test_coll large       a sample at about 4 MiB and more (chunked algorithms)
- *   test_coll algos       all-reduce forced one-shot and two-shot (SYMCOMM_ALGO)
- *   test_coll many        1,000 small all-reduces in a row
+ *   test_coll algos       all-reduce in every dtype x op at sizes on both sides
+ *                         of the one-shot limit (run with SYMCOMM_ALGO forced by
+ *                         tests/scripts/test_coll_forced.sh, which checks the
+ *                         log for the algorithm that ran)
+ *   test_coll many        1,000 small collectives of every kind queued back to
+ *                         back, each with its own inputs and output, all checked
+ *   test_coll order       inputs that are not exact in float: every rank gets
+ *                         the same bits, those of reducing in rank order
  *   test_coll concurrent  two split communicators running collectives at once
  *                         on different streams
  *   test_coll args        bad arguments fail before anything is queued
@@ -20,9 +26,14 @@
  *   test_coll slow_order  a collective queued behind a long run of them on
  *                         another stream waits as long as they progress, even
  *                         past the timeout in all (3 s timeout, 5 s of work)
- * Inputs are small integers, so every result is exact in every type and any
- * summation order; the reference follows the documented semantics (integers
- * wrap, AVG truncates, fp16/bf16 accumulate in float and round once). */
+ * Every call has its own inputs, a function of (the call's seed, the rank, the
+ * element's index) (tests/common/test_data.h): small integers for reductions,
+ * so that every result is exact in every type and any summation order (the
+ * reference follows the documented semantics: integers wrap, AVG truncates,
+ * fp16/bf16 accumulate in float and round once), random bits for collectives
+ * that only move data. Outputs start as a sentinel; every element is checked,
+ * and so are the guard bytes around every buffer, the inputs of out-of-place
+ * calls (unchanged), and a non-root's receive buffer of reduce (untouched). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,233 +41,317 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "device/reduce_types.h"
+#include "test_data.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
 static symcomm_stream_t stream;
 static int rank, nranks;
+static uint64_t calls; /* seeds: every rank makes the same calls */
+
+static uint64_t next_seed(void) { return ++calls * 7919u; }
 
 static const symcomm_dtype_t all_dtypes[] = {
     SYMCOMM_INT8,    SYMCOMM_UINT8,    SYMCOMM_INT32,   SYMCOMM_UINT32,  SYMCOMM_INT64,
     SYMCOMM_UINT64,  SYMCOMM_FLOAT16,  SYMCOMM_BFLOAT16, SYMCOMM_FLOAT32, SYMCOMM_FLOAT64};
 static const symcomm_op_t all_ops[] = {SYMCOMM_SUM, SYMCOMM_PROD, SYMCOMM_MIN, SYMCOMM_MAX, SYMCOMM_AVG};
-
-static size_t dsize(symcomm_dtype_t t) {
-  size_t s = 0;
-  symcomm_dtype_size(t, &s);
-  return s;
-}
-
-static bool is_signed(symcomm_dtype_t t) {
-  return t == SYMCOMM_INT8 || t == SYMCOMM_INT32 || t == SYMCOMM_INT64;
-}
-
-static bool is_float(symcomm_dtype_t t) { return t >= SYMCOMM_FLOAT16; }
-
-/* The input of rank r at element i (a small integer; 1 or 2 for PROD). */
-static double value(int r, size_t i, symcomm_op_t op, symcomm_dtype_t t, int salt) {
-  if (op == SYMCOMM_PROD)
-    return 1.0 + (double)((i + (size_t)r + (size_t)salt) % 2);
-  double v = (double)((i * 7 + (size_t)r * 3 + (size_t)salt) % 4);
-  return is_signed(t) || is_float(t) ? v - 1.0 : v;
-}
-
-static void store(void *buf, symcomm_dtype_t t, size_t i, double v) {
-  switch (t) {
-  case SYMCOMM_INT8: ((int8_t *)buf)[i] = (int8_t)(int64_t)v; break;
-  case SYMCOMM_UINT8: ((uint8_t *)buf)[i] = (uint8_t)(uint64_t)(int64_t)v; break;
-  case SYMCOMM_INT32: ((int32_t *)buf)[i] = (int32_t)(int64_t)v; break;
-  case SYMCOMM_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(uint64_t)(int64_t)v; break;
-  case SYMCOMM_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-  case SYMCOMM_UINT64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
-  case SYMCOMM_FLOAT16: ((uint16_t *)buf)[i] = sc_float_to_fp16((float)v); break;
-  case SYMCOMM_BFLOAT16: ((uint16_t *)buf)[i] = sc_float_to_bf16((float)v); break;
-  case SYMCOMM_FLOAT32: ((float *)buf)[i] = (float)v; break;
-  case SYMCOMM_FLOAT64: ((double *)buf)[i] = v; break;
-  default: break;
-  }
-}
-
-static void fill(void *buf, symcomm_dtype_t t, size_t count, int r, symcomm_op_t op, int salt) {
-  for (size_t i = 0; i < count; i++)
-    store(buf, t, i, value(r, i, op, t, salt));
-}
-
-/* The exact expected reduction of element i over ranks 0..n-1, stored in dtype. */
-static void expect(void *out, symcomm_dtype_t t, size_t i, symcomm_op_t op, int n, int salt,
-                   size_t block_offset) {
-  size_t e = i + block_offset;
-  if (is_float(t)) {
-    bool wide = t == SYMCOMM_FLOAT64;
-    double acc = value(0, e, op, t, salt);
-    float facc = (float)acc;
-    for (int r = 1; r < n; r++) {
-      double v = value(r, e, op, t, salt);
-      switch (op) {
-      case SYMCOMM_SUM: case SYMCOMM_AVG: acc += v; facc += (float)v; break;
-      case SYMCOMM_PROD: acc *= v; facc *= (float)v; break;
-      case SYMCOMM_MIN: acc = v < acc ? v : acc; facc = (float)acc; break;
-      case SYMCOMM_MAX: acc = v > acc ? v : acc; facc = (float)acc; break;
-      default: break;
-      }
-    }
-    if (op == SYMCOMM_AVG) {
-      acc /= n;
-      facc /= (float)n;
-    }
-    store(out, t, 0, wide ? acc : (double)facc);
-    return;
-  }
-  /* Integers: wrap in the element's width (unsigned arithmetic), as the library. */
-  int bits = (int)dsize(t) * 8;
-  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-  uint64_t acc = (uint64_t)(int64_t)value(0, e, op, t, salt) & mask;
-  for (int r = 1; r < n; r++) {
-    uint64_t v = (uint64_t)(int64_t)value(r, e, op, t, salt) & mask;
-    int64_t sa = 0, sv = 0;
-    if (is_signed(t)) {
-      sa = bits == 64 ? (int64_t)acc : (int64_t)(acc << (64 - bits)) >> (64 - bits);
-      sv = bits == 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
-    }
-    switch (op) {
-    case SYMCOMM_SUM: case SYMCOMM_AVG: acc = (acc + v) & mask; break;
-    case SYMCOMM_PROD: acc = (acc * v) & mask; break;
-    case SYMCOMM_MIN: acc = is_signed(t) ? (sv < sa ? v : acc) : (v < acc ? v : acc); break;
-    case SYMCOMM_MAX: acc = is_signed(t) ? (sv > sa ? v : acc) : (v > acc ? v : acc); break;
-    default: break;
-    }
-  }
-  if (op == SYMCOMM_AVG) {
-    if (is_signed(t)) {
-      int64_t s = bits == 64 ? (int64_t)acc : (int64_t)(acc << (64 - bits)) >> (64 - bits);
-      acc = (uint64_t)(s / n) & mask;
-    } else {
-      acc = acc / (uint64_t)n;
-    }
-  }
-  memcpy(out, &acc, dsize(t)); /* little-endian: the low bytes */
-}
-
-static size_t count_wrong_reduced(const void *buf, symcomm_dtype_t t, size_t count,
-                                  symcomm_op_t op, int salt, size_t block_offset) {
-  size_t wrong = 0, sz = dsize(t);
-  unsigned char want[8];
-  for (size_t i = 0; i < count; i++) {
-    expect(want, t, i, op, nranks, salt, block_offset);
-    wrong += memcmp((const char *)buf + i * sz, want, sz) != 0;
-  }
-  return wrong;
-}
-
-static size_t count_wrong_copy(const void *buf, symcomm_dtype_t t, size_t count, int from,
-                               int salt, size_t offset) {
-  size_t wrong = 0, sz = dsize(t);
-  unsigned char want[8];
-  for (size_t i = 0; i < count; i++) {
-    store(want, t, 0, value(from, i + offset, SYMCOMM_SUM, t, salt));
-    wrong += memcmp((const char *)buf + i * sz, want, sz) != 0;
-  }
-  return wrong;
-}
+enum { NDTYPES = sizeof(all_dtypes) / sizeof(all_dtypes[0]), NOPS = sizeof(all_ops) / sizeof(all_ops[0]) };
 
 #define SYNC() TEST_OK(symcomm_stream_synchronize(stream))
 
-/* One collective of each kind at `count`, out of place and in place. */
-static void run_one(symcomm_dtype_t t, symcomm_op_t op, size_t count, int root, int salt) {
-  size_t sz = dsize(t), n = (size_t)nranks;
+/* ---- one collective call: its arguments, buffers and checks */
+
+typedef enum { K_ALLREDUCE, K_REDUCE, K_REDUCESCATTER, K_BROADCAST, K_ALLGATHER, K_ALLTOALL, K_COUNT } kind_t;
+static const char *const kind_names[K_COUNT] = {"allreduce", "reduce",    "reducescatter",
+                                                "broadcast", "allgather", "alltoall"};
+
+typedef struct coll_case {
+  kind_t kind;
+  symcomm_dtype_t t;
+  symcomm_op_t op; /* reductions only */
+  size_t count;    /* as the API counts it */
+  int root;        /* reduce, broadcast */
+  bool inplace;
+  uint64_t seed;
+  size_t sz;
+  td_buf_t send, recv;
   char what[160];
-  unsigned char *send = malloc(count * sz * n + 8), *recv = malloc(count * sz * n + 8);
-  TEST_ASSERT(send != NULL && recv != NULL);
-  for (int inplace = 0; inplace <= 1; inplace++) {
-    snprintf(what, sizeof(what), "%s %s count %zu root %d %s", symcomm_dtype_string(t),
-             symcomm_op_string(op), count, root, inplace ? "in place" : "out of place");
-    /* all-reduce */
-    fill(send, t, count, rank, op, salt);
-    memset(recv, 0xa5, count * sz);
-    TEST_OK(symcomm_allreduce(send, inplace ? send : recv, count, t, op, comm, stream));
-    SYNC();
-    TEST_ASSERT(count_wrong_reduced(inplace ? send : recv, t, count, op, salt, 0) == 0,
-                "allreduce %s", what);
-    /* reduce */
-    fill(send, t, count, rank, op, salt);
-    memset(recv, 0xa5, count * sz);
-    TEST_OK(symcomm_reduce(send, inplace ? send : recv, count, t, op, root, comm, stream));
-    SYNC();
-    if (rank == root)
-      TEST_ASSERT(count_wrong_reduced(inplace ? send : recv, t, count, op, salt, 0) == 0,
-                  "reduce %s", what);
-    /* reduce-scatter: block b of rank r's input = elements [b*count, (b+1)*count) */
-    fill(send, t, count * n, rank, op, salt);
-    void *rs_out = inplace ? send + (size_t)rank * count * sz : recv;
-    TEST_OK(symcomm_reducescatter(send, rs_out, count, t, op, comm, stream));
-    SYNC();
-    TEST_ASSERT(count_wrong_reduced(rs_out, t, count, op, salt, (size_t)rank * count) == 0,
-                "reducescatter %s", what);
-    if (op != SYMCOMM_SUM)
-      continue; /* the data-moving collectives do not depend on op */
-    /* broadcast */
-    fill(send, t, count, rank, op, salt);
-    memset(recv, 0xa5, count * sz);
-    void *bc = inplace ? send : recv;
-    TEST_OK(symcomm_broadcast(send, bc, count, t, root, comm, stream));
-    SYNC();
-    TEST_ASSERT(count_wrong_copy(bc, t, count, root, salt, 0) == 0, "broadcast %s", what);
-    /* all-gather */
-    memset(recv, 0xa5, count * sz * n);
-    void *ag_in = inplace ? recv + (size_t)rank * count * sz : send;
-    fill(ag_in, t, count, rank, op, salt);
-    TEST_OK(symcomm_allgather(ag_in, recv, count, t, comm, stream));
-    SYNC();
-    for (int r = 0; r < nranks; r++)
-      TEST_ASSERT(count_wrong_copy(recv + (size_t)r * count * sz, t, count, r, salt, 0) == 0,
-                  "allgather block %d %s", r, what);
-    /* all-to-all: block b of rank r = value(r, b * count + i) */
-    fill(send, t, count * n, rank, op, salt);
-    void *a2a = inplace ? send : recv;
-    TEST_OK(symcomm_alltoall(send, a2a, count, t, comm, stream));
-    SYNC();
-    for (int r = 0; r < nranks; r++)
-      TEST_ASSERT(count_wrong_copy((char *)a2a + (size_t)r * count * sz, t, count, r, salt,
-                                   (size_t)rank * count) == 0,
-                  "alltoall block from %d %s", r, what);
+} coll_case_t;
+
+static bool reduces(kind_t k) { return k == K_ALLREDUCE || k == K_REDUCE || k == K_REDUCESCATTER; }
+
+/* Elements of the send buffer (the input of in-place all-gather lives in recv). */
+static size_t send_elems(const coll_case_t *c) {
+  size_t n = (size_t)nranks;
+  if (c->kind == K_REDUCESCATTER || c->kind == K_ALLTOALL)
+    return c->count * n;
+  return c->kind == K_ALLGATHER && c->inplace ? 0 : c->count;
+}
+
+static size_t recv_elems(const coll_case_t *c) {
+  if (c->inplace && c->kind != K_ALLGATHER)
+    return 0;
+  return c->kind == K_ALLGATHER || c->kind == K_ALLTOALL ? c->count * (size_t)nranks : c->count;
+}
+
+/* This rank's input: count elements, or nranks blocks of count. */
+static void *input_of(coll_case_t *c) {
+  if (c->kind == K_ALLGATHER && c->inplace)
+    return c->recv.data + (size_t)rank * c->count * c->sz;
+  return c->send.data;
+}
+
+static size_t input_elems(const coll_case_t *c) {
+  return c->kind == K_REDUCESCATTER || c->kind == K_ALLTOALL ? c->count * (size_t)nranks : c->count;
+}
+
+static void *output_of(coll_case_t *c) {
+  if (!c->inplace || c->kind == K_ALLGATHER)
+    return c->recv.data;
+  if (c->kind == K_REDUCESCATTER)
+    return c->send.data + (size_t)rank * c->count * c->sz;
+  return c->send.data;
+}
+
+/* The input of rank r, elements [0, n). */
+static void make_input(const coll_case_t *c, void *buf, int r, size_t n) {
+  if (!reduces(c->kind)) {
+    td_fill_elems(buf, n, c->t, c->seed, r, 0);
+    return;
   }
-  free(send);
-  free(recv);
+  td_fill_small(buf, n, c->t, c->op, c->seed, r, 0);
+}
+
+static void check_input_unchanged(coll_case_t *c) {
+  size_t bytes = input_elems(c) * c->sz;
+  unsigned char *want = malloc(bytes + 1);
+  TEST_ASSERT(want != NULL);
+  make_input(c, want, rank, input_elems(c));
+  const unsigned char *have = input_of(c);
+  if (memcmp(have, want, bytes) != 0)
+    for (size_t i = 0; i < bytes; i++)
+      TEST_ASSERT(have[i] == want[i], "%s: byte %zu of the input changed", c->what, i);
+  free(want);
+}
+
+/* Buffers with guards; outputs the sentinel, inputs filled. */
+static void case_prepare(coll_case_t *c, kind_t kind, symcomm_dtype_t t, symcomm_op_t op,
+                         size_t count, int root, bool inplace) {
+  memset(c, 0, sizeof(*c));
+  c->kind = kind;
+  c->t = t;
+  c->op = reduces(kind) ? op : SYMCOMM_SUM;
+  c->count = count;
+  c->root = root;
+  c->inplace = inplace;
+  c->seed = next_seed();
+  c->sz = td_dtype_size(t);
+  /* Aligned to the element, not more, and differently on each side. */
+  c->send = td_buf_alloc(send_elems(c) * c->sz, c->sz * (c->seed % 4));
+  c->recv = td_buf_alloc(recv_elems(c) * c->sz, c->sz * ((c->seed / 4) % 4));
+  snprintf(c->what, sizeof(c->what), "%s %s%s%s count %zu root %d %s (seed %llu)", kind_names[kind],
+           symcomm_dtype_string(t), reduces(kind) ? " " : "",
+           reduces(kind) ? symcomm_op_string(op) : "", count, root,
+           inplace ? "in place" : "out of place", (unsigned long long)c->seed);
+  make_input(c, input_of(c), rank, input_elems(c));
+}
+
+static void case_enqueue(coll_case_t *c, symcomm_comm_t on, symcomm_stream_t s) {
+  void *in = input_of(c), *out = output_of(c);
+  switch (c->kind) {
+  case K_ALLREDUCE: TEST_OK(symcomm_allreduce(in, out, c->count, c->t, c->op, on, s)); break;
+  case K_REDUCE: TEST_OK(symcomm_reduce(in, out, c->count, c->t, c->op, c->root, on, s)); break;
+  case K_REDUCESCATTER: TEST_OK(symcomm_reducescatter(in, out, c->count, c->t, c->op, on, s)); break;
+  case K_BROADCAST: TEST_OK(symcomm_broadcast(in, out, c->count, c->t, c->root, on, s)); break;
+  case K_ALLGATHER: TEST_OK(symcomm_allgather(in, out, c->count, c->t, on, s)); break;
+  case K_ALLTOALL: TEST_OK(symcomm_alltoall(in, out, c->count, c->t, on, s)); break;
+  default: TEST_ASSERT(0);
+  }
+}
+
+static void case_check(coll_case_t *c) {
+  const unsigned char *out = output_of(c);
+  size_t block = c->count * c->sz;
+  char what[200];
+  switch (c->kind) {
+  case K_ALLREDUCE:
+    td_check_reduced(out, c->count, c->t, c->op, c->seed, 0, nranks, c->what);
+    break;
+  case K_REDUCE:
+    if (rank == c->root)
+      td_check_reduced(out, c->count, c->t, c->op, c->seed, 0, nranks, c->what);
+    else if (!c->inplace) /* recvbuf matters on the root only: nobody writes it */
+      td_check_untouched(out, block, c->what);
+    else
+      check_input_unchanged(c);
+    break;
+  case K_REDUCESCATTER:
+    td_check_reduced(out, c->count, c->t, c->op, c->seed, (uint64_t)rank * c->count, nranks, c->what);
+    break;
+  case K_BROADCAST:
+    td_check_elems(out, c->count, c->t, c->seed, c->root, 0, c->what);
+    break;
+  case K_ALLGATHER:
+  case K_ALLTOALL:
+    for (int r = 0; r < nranks; r++) {
+      snprintf(what, sizeof(what), "%s: block of rank %d", c->what, r);
+      uint64_t first = c->kind == K_ALLTOALL ? (uint64_t)rank * c->count : 0;
+      td_check_elems(out + (size_t)r * block, c->count, c->t, c->seed, r, first, what);
+    }
+    break;
+  default: TEST_ASSERT(0);
+  }
+  if (!c->inplace)
+    check_input_unchanged(c);
+  snprintf(what, sizeof(what), "%s: send buffer", c->what);
+  td_check_guards(c->send.data, c->send.bytes, what);
+  snprintf(what, sizeof(what), "%s: receive buffer", c->what);
+  td_check_guards(c->recv.data, c->recv.bytes, what);
+  td_buf_free(&c->send);
+  td_buf_free(&c->recv);
+}
+
+/* One call, synchronised and checked. */
+static void run_case(kind_t kind, symcomm_dtype_t t, symcomm_op_t op, size_t count, int root,
+                     bool inplace) {
+  coll_case_t c;
+  case_prepare(&c, kind, t, op, count, root, inplace);
+  case_enqueue(&c, comm, stream);
+  SYNC();
+  case_check(&c);
+}
+
+/* One collective of each kind at `count`, out of place and in place. */
+static void run_one(symcomm_dtype_t t, symcomm_op_t op, size_t count, int root) {
+  for (int inplace = 0; inplace <= 1; inplace++)
+    for (kind_t k = 0; k < K_COUNT; k++)
+      if (reduces(k) || op == SYMCOMM_SUM) /* the data-moving ones do not depend on op */
+        run_case(k, t, op, count, root, inplace);
 }
 
 static void test_matrix(void) {
   const size_t counts[] = {0, 1, 1023, 65537};
   for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
-    for (size_t d = 0; d < sizeof(all_dtypes) / sizeof(all_dtypes[0]); d++)
-      for (size_t o = 0; o < sizeof(all_ops) / sizeof(all_ops[0]); o++) {
+    for (size_t d = 0; d < NDTYPES; d++)
+      for (size_t o = 0; o < NOPS; o++) {
         /* The largest count on a sample of types, to keep CI quick. */
         if (counts[c] == 65537 && d % 3 != 0)
           continue;
-        run_one(all_dtypes[d], all_ops[o], counts[c], (int)(c + d) % nranks, (int)(d + o));
+        run_one(all_dtypes[d], all_ops[o], counts[c], (int)(c + d + o) % nranks);
       }
   /* Every root of the rooted collectives. */
-  for (int root = 0; root < nranks; root++)
-    run_one(SYMCOMM_INT32, SYMCOMM_SUM, 1023, root, root);
+  for (int root = 0; root < nranks; root++) {
+    run_case(K_BROADCAST, SYMCOMM_INT32, SYMCOMM_SUM, 1023, root, false);
+    run_case(K_BROADCAST, SYMCOMM_UINT8, SYMCOMM_SUM, 1023, root, true);
+    run_case(K_REDUCE, SYMCOMM_INT32, SYMCOMM_SUM, 1023, root, false);
+    run_case(K_REDUCE, SYMCOMM_FLOAT16, SYMCOMM_MAX, 1023, root, true);
+  }
 }
 
 static void test_large(void) {
-  run_one(SYMCOMM_FLOAT32, SYMCOMM_SUM, (1u << 20) + 3, 0, 1);    /* ~4 MiB of float32 */
-  run_one(SYMCOMM_BFLOAT16, SYMCOMM_MAX, (2u << 20) + 5, nranks - 1, 2);
-  run_one(SYMCOMM_INT8, SYMCOMM_PROD, (4u << 20) + 1, 1 % nranks, 3);
-  run_one(SYMCOMM_FLOAT64, SYMCOMM_AVG, (1u << 20) + 7, 0, 4);     /* 8 MiB: several chunks */
+  run_one(SYMCOMM_FLOAT32, SYMCOMM_SUM, (1u << 20) + 3, 0);    /* ~4 MiB of float32 */
+  run_one(SYMCOMM_BFLOAT16, SYMCOMM_MAX, (2u << 20) + 5, nranks - 1);
+  run_one(SYMCOMM_INT8, SYMCOMM_PROD, (4u << 20) + 1, 1 % nranks);
+  run_one(SYMCOMM_FLOAT64, SYMCOMM_AVG, (1u << 20) + 7, 0);     /* 8 MiB: several chunks */
 }
 
+/* All-reduce only, at counts on both sides of the one-shot limit. */
+static void test_algos(void) {
+  const size_t counts[] = {1, 1023, 65537};
+  for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+    for (size_t d = 0; d < NDTYPES; d++)
+      for (size_t o = 0; o < NOPS; o++)
+        for (int inplace = 0; inplace <= 1; inplace++)
+          run_case(K_ALLREDUCE, all_dtypes[d], all_ops[o], counts[c], 0, inplace);
+}
+
+/* 1,000 small collectives of every kind, type and op, queued without a
+ * synchronisation in between; each has its own inputs and output. */
 static void test_many(void) {
-  float v = (float)rank, out = 0;
-  for (int i = 0; i < 1000; i++) {
-    TEST_OK(symcomm_allreduce(&v, &out, 1, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream));
-    if (i % 100 == 99) {
-      SYNC();
-      TEST_ASSERT(out == (float)(nranks * (nranks - 1) / 2), "iteration %d: %f", i, out);
-    }
+  enum { N = 1000 };
+  coll_case_t *cases = calloc(N, sizeof(coll_case_t));
+  TEST_ASSERT(cases != NULL);
+  for (int i = 0; i < N; i++) {
+    kind_t k = (kind_t)(i % K_COUNT);
+    size_t count = 1 + (size_t)(i / K_COUNT) % 3;
+    case_prepare(&cases[i], k, all_dtypes[(i / 3) % NDTYPES], all_ops[(i / 7) % NOPS], count,
+                 (i / K_COUNT) % nranks, i % 5 == 4);
+    case_enqueue(&cases[i], comm, stream);
   }
   SYNC();
+  for (int i = 0; i < N; i++)
+    case_check(&cases[i]);
+  free(cases);
+}
+
+/* ---- order: inputs whose sums round, so that the result depends on the
+ * order of the reduction; every rank must get the bits of reducing in rank
+ * order (docs/ARCHITECTURE.md), whatever the algorithm */
+
+static double inexact_value(uint64_t seed, int r, size_t i, symcomm_dtype_t t) {
+  uint64_t h = td_mix(seed, r, i);
+  int e = (int)((h >> 1) % 13) - 6;
+  int bits = t == SYMCOMM_FLOAT64 ? 52 : t == SYMCOMM_FLOAT32 ? 23 : 7;
+  double m = 1.0 + ldexp((double)((h >> 8) & ((1ull << bits) - 1)), -bits);
+  return (h & 1 ? -m : m) * ldexp(1.0, e);
+}
+
+static void order_case(kind_t kind, symcomm_dtype_t t, symcomm_op_t op, size_t count) {
+  size_t n = (size_t)nranks, sz = td_dtype_size(t);
+  size_t in_elems = kind == K_REDUCESCATTER ? count * n : count;
+  uint64_t seed = next_seed();
+  int root = nranks - 1;
+  td_buf_t in = td_buf_alloc(in_elems * sz, 0), out = td_buf_alloc(count * sz, 0);
+  for (size_t i = 0; i < in_elems; i++)
+    td_store(in.data, t, i, inexact_value(seed, rank, i, t));
+  if (kind == K_ALLREDUCE)
+    TEST_OK(symcomm_allreduce(in.data, out.data, count, t, op, comm, stream));
+  else if (kind == K_REDUCE)
+    TEST_OK(symcomm_reduce(in.data, out.data, count, t, op, root, comm, stream));
+  else
+    TEST_OK(symcomm_reducescatter(in.data, out.data, count, t, op, comm, stream));
+  SYNC();
+  if (kind == K_REDUCE && rank != root) {
+    td_check_untouched(out.data, count * sz, "reduce's output off the root");
+  } else {
+    size_t first = kind == K_REDUCESCATTER ? (size_t)rank * count : 0;
+    for (size_t i = 0; i < count; i++) {
+      unsigned char want[8];
+      if (t == SYMCOMM_FLOAT64) {
+        double acc = inexact_value(seed, 0, first + i, t);
+        for (int r = 1; r < nranks; r++)
+          acc += inexact_value(seed, r, first + i, t);
+        if (op == SYMCOMM_AVG)
+          acc /= nranks;
+        memcpy(want, &acc, 8);
+      } else { /* float32, and bfloat16 accumulating in float */
+        float acc = (float)inexact_value(seed, 0, first + i, t);
+        for (int r = 1; r < nranks; r++)
+          acc += (float)inexact_value(seed, r, first + i, t);
+        if (op == SYMCOMM_AVG)
+          acc /= (float)nranks;
+        td_store(want, t, 0, acc);
+      }
+      TEST_ASSERT(memcmp(out.data + i * sz, want, sz) == 0,
+                  "%s %s %s count %zu: element %zu differs from the rank-order reduction",
+                  kind_names[kind], symcomm_dtype_string(t), symcomm_op_string(op), count, i);
+    }
+  }
+  td_check_guards(out.data, count * sz, "order");
+  td_buf_free(&in);
+  td_buf_free(&out);
+}
+
+static void test_order(void) {
+  const symcomm_dtype_t types[] = {SYMCOMM_FLOAT32, SYMCOMM_FLOAT64, SYMCOMM_BFLOAT16};
+  const size_t counts[] = {1023, 65537}; /* one-shot and two-shot all-reduce */
+  for (size_t t = 0; t < 3; t++)
+    for (size_t c = 0; c < 2; c++) {
+      order_case(K_ALLREDUCE, types[t], SYMCOMM_SUM, counts[c]);
+      order_case(K_ALLREDUCE, types[t], SYMCOMM_AVG, counts[c]);
+      order_case(K_REDUCE, types[t], SYMCOMM_SUM, counts[c]);
+      order_case(K_REDUCESCATTER, types[t], SYMCOMM_SUM, counts[c]);
+    }
 }
 
 static void test_concurrent(void) {
@@ -268,35 +363,32 @@ static void test_concurrent(void) {
   symcomm_stream_t s2;
   TEST_OK(symcomm_stream_create(half, &s2));
   enum { N = 300000 };
-  int32_t *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4), *d = malloc(N * 4);
+  td_buf_t a = td_buf_alloc(N * 4, 0), b = td_buf_alloc(N * 4, 0), c = td_buf_alloc(N * 4, 0),
+           d = td_buf_alloc(N * 4, 0);
   for (int round = 0; round < 20; round++) {
-    for (int i = 0; i < N; i++) {
-      a[i] = rank + i % 5 + round;
-      c[i] = rank * 2 + i % 3;
+    uint64_t world_seed = next_seed(), half_seed = next_seed();
+    for (size_t i = 0; i < N; i++) {
+      ((int32_t *)a.data)[i] = (int32_t)td_small_value(world_seed, rank, i, SYMCOMM_SUM, SYMCOMM_INT32);
+      ((int32_t *)c.data)[i] = (int32_t)td_small_value(half_seed, hr, i, SYMCOMM_MAX, SYMCOMM_INT32);
     }
+    td_reset(b.data, N * 4);
+    td_reset(d.data, N * 4);
     /* On the world and on the half at the same time, on two streams. */
-    TEST_OK(symcomm_allreduce(a, b, N, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
-    TEST_OK(symcomm_allreduce(c, d, N, SYMCOMM_INT32, SYMCOMM_MAX, half, s2));
+    TEST_OK(symcomm_allreduce(a.data, b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+    TEST_OK(symcomm_allreduce(c.data, d.data, N, SYMCOMM_INT32, SYMCOMM_MAX, half, s2));
     SYNC();
     TEST_OK(symcomm_stream_synchronize(s2));
-    for (int i = 0; i < N; i += 997) {
-      int32_t sum = 0, max = INT32_MIN;
-      for (int r = 0; r < nranks; r++) {
-        sum += r + i % 5 + round;
-        if (r % 2 == rank % 2 && r * 2 + i % 3 > max)
-          max = r * 2 + i % 3;
-      }
-      TEST_ASSERT(b[i] == sum && d[i] == max, "round %d element %d: %d %d", round, i, b[i], d[i]);
-    }
+    td_check_reduced(b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, world_seed, 0, nranks, "on the world");
+    td_check_reduced(d.data, N, SYMCOMM_INT32, SYMCOMM_MAX, half_seed, 0, hn, "on the half");
+    td_check_guards(b.data, N * 4, "on the world");
+    td_check_guards(d.data, N * 4, "on the half");
   }
-  free(a);
-  free(b);
-  free(c);
-  free(d);
+  td_buf_free(&a);
+  td_buf_free(&b);
+  td_buf_free(&c);
+  td_buf_free(&d);
   TEST_OK(symcomm_stream_destroy(s2));
   TEST_OK(symcomm_comm_destroy(half));
-  (void)hr;
-  (void)hn;
 }
 
 static void test_args(void) {
@@ -319,13 +411,21 @@ static void test_args(void) {
   TEST_EXPECT_RESULT(symcomm_allreduce(buf, buf + 2, 4, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream),
                      SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(test_contains(symcomm_last_error(comm), "overlap"));
-  TEST_EXPECT_RESULT(symcomm_allgather(buf + 1, buf, 2, SYMCOMM_FLOAT32, comm, stream),
-                     rank * 2 == 1 ? SYMCOMM_OK : SYMCOMM_ERR_INVALID_ARGUMENT);
+  /* All-gather and reduce-scatter may overlap input and output only as in
+   * place (this rank's block of the larger buffer); one element off is not. */
+  TEST_ASSERT(nranks <= 16);
+  TEST_EXPECT_RESULT(symcomm_allgather(buf + 2 * rank + 1, buf, 2, SYMCOMM_FLOAT32, comm, stream),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "overlap"));
+  TEST_EXPECT_RESULT(symcomm_reducescatter(buf, buf + 2 * rank + 1, 2, SYMCOMM_FLOAT32, SYMCOMM_SUM,
+                                           comm, stream),
+                     SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "overlap"));
   TEST_EXPECT_RESULT(symcomm_allreduce(buf, buf, 4, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, NULL),
                      SYMCOMM_ERR_INVALID_ARGUMENT);
   /* Nothing was queued: a real collective still works and agrees everywhere. */
   TEST_OK(symcomm_stream_query(stream));
-  run_one(SYMCOMM_UINT32, SYMCOMM_MAX, 10, 0, 1);
+  run_one(SYMCOMM_UINT32, SYMCOMM_MAX, 10, 0);
 }
 
 static void test_mismatch(void) {
@@ -348,29 +448,46 @@ static void test_windows(void) {
   const size_t counts[] = {70000, (1u << 20) + 3};
   const symcomm_dtype_t types[] = {SYMCOMM_FLOAT32, SYMCOMM_BFLOAT16, SYMCOMM_INT64, SYMCOMM_UINT8};
   void *mem = NULL;
-  size_t cap = 2 * ((1u << 20) + 3) * 8 + 8192;
+  size_t cap = 2 * ((1u << 20) + 3) * 8 + 3 * 4096;
   TEST_OK(symcomm_mem_alloc(comm, cap, &mem));
   symcomm_window_t reg, alloc;
   TEST_OK(symcomm_window_register(comm, mem, cap, &reg));
   TEST_OK(symcomm_window_alloc(comm, cap, &alloc));
+  char *win = symcomm_window_local(alloc);
   for (size_t c = 0; c < 2; c++)
     for (size_t t = 0; t < 4; t++)
       for (int mode = 0; mode < 3; mode++) {
-        size_t sz = dsize(types[t]), count = counts[c];
+        size_t sz = td_dtype_size(types[t]), count = counts[c], bytes = count * sz;
         /* 0: in place in the registered buffer; 1: registered -> allocated
-         * window; 2: allocated window at an offset, out of place within it */
-        char *send = mode == 2 ? (char *)symcomm_window_local(alloc) + 4096 : mem;
-        char *recv = mode == 0 ? send : mode == 1 ? symcomm_window_local(alloc)
-                                                  : send + count * sz;
+         * window; 2: allocated window at an offset, out of place within it.
+         * Every buffer leaves room for guards around it. */
+        char *send = mode == 2 ? win + 4096 : (char *)mem + TD_GUARD;
+        char *recv = mode == 0 ? send : mode == 1 ? win + TD_GUARD : send + bytes + 4096;
         symcomm_op_t op = t == 3 ? SYMCOMM_MAX : SYMCOMM_SUM;
-        fill(send, types[t], count, rank, op, (int)(c + t));
+        uint64_t seed = next_seed();
+        td_fill_small(send, count, types[t], op, seed, rank, 0);
+        td_arm_guards(send, bytes);
+        if (recv != send) {
+          td_reset(recv, bytes);
+          td_arm_guards(recv, bytes);
+        }
         TEST_OK(symcomm_allreduce(send, recv, count, types[t], op, comm, stream));
         SYNC();
-        TEST_ASSERT(count_wrong_reduced(recv, types[t], count, op, (int)(c + t), 0) == 0,
-                    "windows mode %d %s count %zu", mode, symcomm_dtype_string(types[t]), count);
+        char what[96];
+        snprintf(what, sizeof(what), "windows mode %d %s count %zu", mode,
+                 symcomm_dtype_string(types[t]), count);
+        td_check_reduced(recv, count, types[t], op, seed, 0, nranks, what);
+        td_check_guards(recv, bytes, what);
+        td_check_guards(send, bytes, what);
+        if (recv != send) /* the input is unchanged */
+          for (size_t i = 0; i < count; i++) {
+            unsigned char want[8];
+            td_store(want, types[t], 0, (double)td_small_value(seed, rank, i, op, types[t]));
+            TEST_ASSERT(memcmp(send + i * sz, want, sz) == 0, "%s: input element %zu changed", what, i);
+          }
       }
   /* Offsets that differ between ranks cannot be read symmetrically: caught. */
-  char *send = (char *)symcomm_window_local(alloc) + (rank == 0 ? 0 : 64);
+  char *send = win + (rank == 0 ? 0 : 64);
   symcomm_result_t r = symcomm_allreduce(send, send, 70000, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream);
   if (r == SYMCOMM_OK)
     r = symcomm_stream_synchronize(stream);
@@ -384,9 +501,15 @@ static void test_windows(void) {
 /* Collectives run where they are called, in stream order; the group's sends
  * and receives are queued at its end: nothing waits on anything else. */
 static void test_group(void) {
-  int32_t x = rank + 1, sum = 0, from_left = -1, gathered[64];
+  int32_t gathered[64 + 1];
   int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+  TEST_ASSERT(nranks <= 64);
   for (int round = 0; round < 3; round++) {
+    uint64_t seed = next_seed();
+    int32_t x = (int32_t)(td_mix(seed, rank, 0) % 100000), sum = -1, from_left = -1, want = 0;
+    for (int r = 0; r < nranks; r++)
+      want += (int32_t)(td_mix(seed, r, 0) % 100000);
+    td_reset(gathered, sizeof(gathered));
     TEST_OK(symcomm_group_start());
     TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, right, comm, stream));
     TEST_OK(symcomm_allreduce(&x, &sum, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
@@ -394,10 +517,12 @@ static void test_group(void) {
     TEST_OK(symcomm_allgather(&x, gathered, 1, SYMCOMM_INT32, comm, stream));
     TEST_OK(symcomm_group_end());
     SYNC();
-    TEST_ASSERT(sum == nranks * (nranks + 1) / 2 && from_left == left + 1, "sum %d from %d", sum,
-                from_left);
+    TEST_ASSERT(sum == want, "round %d: sum %d, expected %d", round, sum, want);
+    TEST_ASSERT(from_left == (int32_t)(td_mix(seed, left, 0) % 100000), "round %d: from the left %d",
+                round, from_left);
     for (int r = 0; r < nranks; r++)
-      TEST_ASSERT(gathered[r] == r + 1);
+      TEST_ASSERT(gathered[r] == (int32_t)(td_mix(seed, r, 0) % 100000), "round %d: block %d", round, r);
+    td_check_untouched(&gathered[nranks], sizeof(int32_t), "past the all-gather's output");
   }
 }
 
@@ -477,7 +602,7 @@ static void test_slow_order(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|algos|many|concurrent|args|mismatch|windows|"
+    fprintf(stderr, "usage: test_coll matrix|large|algos|many|order|concurrent|args|mismatch|windows|"
                     "group|choices|stopped|slow_order\n");
     return 2;
   }
@@ -492,8 +617,12 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &nranks));
   TEST_OK(symcomm_stream_create(comm, &stream));
-  if (strcmp(what, "matrix") == 0 || strcmp(what, "algos") == 0)
+  if (strcmp(what, "matrix") == 0)
     test_matrix();
+  else if (strcmp(what, "algos") == 0)
+    test_algos();
+  else if (strcmp(what, "order") == 0)
+    test_order();
   else if (strcmp(what, "large") == 0)
     test_large();
   else if (strcmp(what, "many") == 0)

@@ -1,106 +1,158 @@
 /* Send/recv under symcomm-run, every byte checked:
  *   test_p2p sizes      every rank sends to the next and receives from the
- *                       previous (a grouped ring), at 0, 1, 7, 4095, 1 MiB and
- *                       64 MiB + 3 bytes, from unaligned addresses too
+ *                       previous (a grouped ring), at 0, 1, 7, 4095 bytes, around
+ *                       the chunk size and the ring's size, 1 MiB and 64 MiB + 3
+ *                       bytes, from unaligned addresses too; then a burst of
+ *                       multi-chunk messages queued back to back
  *   test_p2p ring       the grouped ring with many sizes (the 16-rank test)
  *   test_p2p order      10,000 small messages from rank 0 to rank 1 arrive in order
  *   test_p2p streams    two streams at once; messages match in posting order
  *                       even when the receiver crosses the streams
- *   test_p2p mismatch   a receive of another size fails on both sides, naming both sizes
+ *   test_p2p mismatch   a receive of another size fails on both sides, naming
+ *                       both sizes, and writes nothing
  *   test_p2p args       bad arguments fail before anything is queued
  *   test_p2p alltoall   every rank sends to and receives from every other rank
  *                       in one group (2 (n-1) ops per launch)
  *   test_p2p window     receives into windows (data moves once, straight from
- *                       the sender), mixed with staged ones, and a mismatch there */
+ *                       the sender), mixed with staged ones, and a mismatch there
+ * Every message carries its own data (tests/common/test_data.h: a function of
+ * the message's seed, the sender and the byte's position), so no two chunks or
+ * messages look alike; receive buffers start as a sentinel, and the guard bytes
+ * around them, and the send buffers, must come back unchanged. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_data.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
 static int rank, size;
+static uint64_t messages; /* seeds: every rank posts the same sequence */
 
-static unsigned char pattern(size_t i, int from, int salt) {
-  return (unsigned char)(i * 37u + (unsigned)from * 101u + (unsigned)salt * 13u + 5u);
-}
+static uint64_t next_seed(void) { return ++messages * 1000003u; }
 
-static void fill(unsigned char *buf, size_t n, int from, int salt) {
-  for (size_t i = 0; i < n; i++)
-    buf[i] = pattern(i, from, salt);
-}
-
-static void check(const unsigned char *buf, size_t n, int from, int salt, const char *what) {
-  for (size_t i = 0; i < n; i++)
-    TEST_ASSERT(buf[i] == pattern(i, from, salt), "%s: byte %zu of %zu from rank %d is %u, expected %u",
-                what, i, n, from, buf[i], pattern(i, from, salt));
+/* The chunk size in force (SYMCOMM_P2P_CHUNK_BYTES or its default). */
+static size_t chunk_bytes(void) {
+  for (int i = 0; i < symcomm_param_count(); i++) {
+    const char *name, *def, *value;
+    TEST_OK(symcomm_param_info(i, &name, NULL, &def, &value, NULL));
+    if (strcmp(name, "SYMCOMM_P2P_CHUNK_BYTES") == 0)
+      return (size_t)strtoull(value != NULL ? value : def, NULL, 10);
+  }
+  TEST_ASSERT(0, "no parameter SYMCOMM_P2P_CHUNK_BYTES");
 }
 
 /* One grouped ring step: send `bytes` to the right, receive from the left. */
-static void ring_step(symcomm_stream_t stream, size_t bytes, int misalign, int salt) {
-  unsigned char *out = malloc(bytes + 8), *in = malloc(bytes + 8);
-  TEST_ASSERT(out != NULL && in != NULL);
-  unsigned char *src = out + misalign, *dst = in + misalign;
-  fill(src, bytes, rank, salt);
-  memset(dst, 0xee, bytes);
+static void ring_step(symcomm_stream_t stream, size_t bytes, size_t misalign) {
+  uint64_t seed = next_seed();
+  td_buf_t out = td_buf_alloc(bytes, misalign), in = td_buf_alloc(bytes, misalign);
+  td_fill(out.data, bytes, seed, rank);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   TEST_OK(symcomm_group_start());
-  TEST_OK(symcomm_send(src, bytes, SYMCOMM_UINT8, right, comm, stream));
-  TEST_OK(symcomm_recv(dst, bytes, SYMCOMM_UINT8, left, comm, stream));
+  TEST_OK(symcomm_send(out.data, bytes, SYMCOMM_UINT8, right, comm, stream));
+  TEST_OK(symcomm_recv(in.data, bytes, SYMCOMM_UINT8, left, comm, stream));
   TEST_OK(symcomm_group_end());
   TEST_OK(symcomm_stream_synchronize(stream));
-  char what[64];
-  snprintf(what, sizeof(what), "ring of %zu bytes", bytes);
-  check(dst, bytes, left, salt, what);
-  free(out);
-  free(in);
+  char what[96];
+  snprintf(what, sizeof(what), "ring of %zu bytes at +%zu", bytes, misalign);
+  td_check(in.data, bytes, seed, left, what);
+  td_check_guards(in.data, bytes, what);
+  td_check(out.data, bytes, seed, rank, "the send buffer after the send");
+  td_check_guards(out.data, bytes, what);
+  td_buf_free(&out);
+  td_buf_free(&in);
+}
+
+/* `n` grouped ring steps queued back to back, one synchronization at the end:
+ * the pairs' rings carry one message after another without a pause, so chunk
+ * numbers run on across messages and slots wrap mid-message. */
+static void ring_burst(symcomm_stream_t stream, int n, size_t bytes) {
+  enum { MAX = 8 };
+  TEST_ASSERT(n <= MAX);
+  td_buf_t out[MAX], in[MAX];
+  uint64_t seed[MAX];
+  size_t len[MAX];
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  for (int k = 0; k < n; k++) {
+    seed[k] = next_seed();
+    len[k] = bytes + (size_t)k * 4099; /* never a whole number of chunks */
+    out[k] = td_buf_alloc(len[k], (size_t)k);
+    in[k] = td_buf_alloc(len[k], (size_t)k * 5);
+    td_fill(out[k].data, len[k], seed[k], rank);
+  }
+  for (int k = 0; k < n; k++) {
+    TEST_OK(symcomm_group_start());
+    TEST_OK(symcomm_send(out[k].data, len[k], SYMCOMM_UINT8, right, comm, stream));
+    TEST_OK(symcomm_recv(in[k].data, len[k], SYMCOMM_UINT8, left, comm, stream));
+    TEST_OK(symcomm_group_end());
+  }
+  TEST_OK(symcomm_stream_synchronize(stream));
+  for (int k = 0; k < n; k++) {
+    char what[96];
+    snprintf(what, sizeof(what), "message %d of %d back to back (%zu bytes)", k, n, len[k]);
+    td_check(in[k].data, len[k], seed[k], left, what);
+    td_check_guards(in[k].data, len[k], what);
+    td_check(out[k].data, len[k], seed[k], rank, "a send buffer after the burst");
+    td_buf_free(&out[k]);
+    td_buf_free(&in[k]);
+  }
 }
 
 static void test_sizes(symcomm_stream_t stream) {
-  const size_t sizes[] = {0, 1, 7, 4095, 1u << 20, (64u << 20) + 3};
+  size_t chunk = chunk_bytes();
+  const size_t sizes[] = {0,         1,         7,     4095,          chunk - 1,
+                          chunk,     chunk + 1, 4 * chunk + 1, 1u << 20, (64u << 20) + 3};
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-    for (int misalign = 0; misalign <= (sizes[i] < (1u << 20) ? 3 : 1); misalign += 3)
-      ring_step(stream, sizes[i], misalign, (int)i);
+    for (size_t misalign = 0; misalign <= (sizes[i] < (1u << 20) ? 3 : 1); misalign += 3)
+      ring_step(stream, sizes[i], misalign);
+  ring_burst(stream, 6, 2 * chunk + 7);
   /* And as typed elements: 1000 int64 and 999 fp16. */
-  int64_t a[1000], b[1000];
-  for (int i = 0; i < 1000; i++)
-    a[i] = (int64_t)rank * 1000000 + i;
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  TEST_OK(symcomm_group_start());
-  TEST_OK(symcomm_send(a, 1000, SYMCOMM_INT64, right, comm, stream));
-  TEST_OK(symcomm_recv(b, 1000, SYMCOMM_INT64, left, comm, stream));
-  TEST_OK(symcomm_group_end());
-  TEST_OK(symcomm_stream_synchronize(stream));
-  for (int i = 0; i < 1000; i++)
-    TEST_ASSERT(b[i] == (int64_t)left * 1000000 + i);
+  const symcomm_dtype_t types[] = {SYMCOMM_INT64, SYMCOMM_FLOAT16};
+  const size_t counts[] = {1000, 999};
+  for (int k = 0; k < 2; k++) {
+    uint64_t seed = next_seed();
+    size_t bytes = counts[k] * td_dtype_size(types[k]);
+    td_buf_t a = td_buf_alloc(bytes, 0), b = td_buf_alloc(bytes, 0);
+    td_fill(a.data, bytes, seed, rank);
+    TEST_OK(symcomm_group_start());
+    TEST_OK(symcomm_send(a.data, counts[k], types[k], right, comm, stream));
+    TEST_OK(symcomm_recv(b.data, counts[k], types[k], left, comm, stream));
+    TEST_OK(symcomm_group_end());
+    TEST_OK(symcomm_stream_synchronize(stream));
+    td_check(b.data, bytes, seed, left, symcomm_dtype_string(types[k]));
+    td_check_guards(b.data, bytes, symcomm_dtype_string(types[k]));
+    td_buf_free(&a);
+    td_buf_free(&b);
+  }
 }
 
 static void test_ring(symcomm_stream_t stream) {
   for (size_t bytes = 1; bytes <= (4u << 20); bytes *= 4)
-    ring_step(stream, bytes, 0, 3);
-  ring_step(stream, 0, 0, 4);
+    ring_step(stream, bytes, 0);
+  ring_step(stream, 0, 0);
 }
 
 static void test_order(symcomm_stream_t stream) {
   enum { N = 10000 };
   if (rank > 1)
     return;
-  uint64_t *values = calloc(N, sizeof(uint64_t));
+  uint64_t seed = next_seed();
+  td_buf_t values = td_buf_alloc(N * sizeof(uint64_t), 0);
+  uint64_t *v = (uint64_t *)values.data;
   if (rank == 0) {
-    for (uint64_t i = 0; i < N; i++) {
-      values[i] = i * 3 + 1;
-      TEST_OK(symcomm_send(&values[i], 1, SYMCOMM_UINT64, 1, comm, stream));
-    }
+    td_fill(v, N * sizeof(uint64_t), seed, 0);
+    for (int i = 0; i < N; i++)
+      TEST_OK(symcomm_send(&v[i], 1, SYMCOMM_UINT64, 1, comm, stream));
   } else {
     for (int i = 0; i < N; i++)
-      TEST_OK(symcomm_recv(&values[i], 1, SYMCOMM_UINT64, 0, comm, stream));
+      TEST_OK(symcomm_recv(&v[i], 1, SYMCOMM_UINT64, 0, comm, stream));
   }
   TEST_OK(symcomm_stream_synchronize(stream));
-  if (rank == 1)
-    for (uint64_t i = 0; i < N; i++)
-      TEST_ASSERT(values[i] == i * 3 + 1, "message %llu holds %llu", (unsigned long long)i,
-                  (unsigned long long)values[i]);
-  free(values);
+  td_check(v, N * sizeof(uint64_t), seed, 0, rank == 1 ? "10,000 messages in order" : "sent");
+  td_check_guards(v, N * sizeof(uint64_t), "10,000 messages");
+  td_buf_free(&values);
 }
 
 static void test_streams(symcomm_stream_t s1) {
@@ -109,37 +161,39 @@ static void test_streams(symcomm_stream_t s1) {
   symcomm_stream_t s2;
   TEST_OK(symcomm_stream_create(comm, &s2));
   enum { BYTES = 3u << 20 };
-  unsigned char *m0 = malloc(BYTES), *m1 = malloc(BYTES);
+  uint64_t seed0 = next_seed(), seed1 = next_seed();
+  td_buf_t m0 = td_buf_alloc(BYTES, 0), m1 = td_buf_alloc(BYTES, 1);
   if (rank == 0) {
-    fill(m0, BYTES, 0, 20);
-    fill(m1, BYTES, 0, 21);
-    TEST_OK(symcomm_send(m0, BYTES, SYMCOMM_UINT8, 1, comm, s1)); /* message 0 */
-    TEST_OK(symcomm_send(m1, BYTES, SYMCOMM_UINT8, 1, comm, s2)); /* message 1 */
+    td_fill(m0.data, BYTES, seed0, 0);
+    td_fill(m1.data, BYTES, seed1, 0);
+    TEST_OK(symcomm_send(m0.data, BYTES, SYMCOMM_UINT8, 1, comm, s1)); /* message 0 */
+    TEST_OK(symcomm_send(m1.data, BYTES, SYMCOMM_UINT8, 1, comm, s2)); /* message 1 */
   } else {
     /* Posted in order, on crossed streams: message 0 is received on s2. */
-    TEST_OK(symcomm_recv(m0, BYTES, SYMCOMM_UINT8, 0, comm, s2));
-    TEST_OK(symcomm_recv(m1, BYTES, SYMCOMM_UINT8, 0, comm, s1));
+    TEST_OK(symcomm_recv(m0.data, BYTES, SYMCOMM_UINT8, 0, comm, s2));
+    TEST_OK(symcomm_recv(m1.data, BYTES, SYMCOMM_UINT8, 0, comm, s1));
   }
   TEST_OK(symcomm_stream_synchronize(s1));
   TEST_OK(symcomm_stream_synchronize(s2));
-  if (rank == 1) {
-    check(m0, BYTES, 0, 20, "first message on the second stream");
-    check(m1, BYTES, 0, 21, "second message on the first stream");
-  }
+  td_check(m0.data, BYTES, seed0, 0, "first message on the second stream");
+  td_check(m1.data, BYTES, seed1, 0, "second message on the first stream");
+  td_check_guards(m0.data, BYTES, "first message");
+  td_check_guards(m1.data, BYTES, "second message");
   TEST_OK(symcomm_stream_destroy(s2));
-  free(m0);
-  free(m1);
+  td_buf_free(&m0);
+  td_buf_free(&m1);
 }
 
 static void test_mismatch(symcomm_stream_t stream) {
   if (rank > 1)
     return;
-  unsigned char buf[300];
-  memset(buf, 1, sizeof(buf));
-  if (rank == 0)
-    TEST_OK(symcomm_send(buf, 100, SYMCOMM_UINT8, 1, comm, stream));
-  else
-    TEST_OK(symcomm_recv(buf, 200, SYMCOMM_UINT8, 0, comm, stream));
+  td_buf_t buf = td_buf_alloc(300, 0);
+  if (rank == 0) {
+    td_fill(buf.data, 100, next_seed(), 0);
+    TEST_OK(symcomm_send(buf.data, 100, SYMCOMM_UINT8, 1, comm, stream));
+  } else {
+    TEST_OK(symcomm_recv(buf.data, 200, SYMCOMM_UINT8, 0, comm, stream));
+  }
   symcomm_result_t res = symcomm_stream_synchronize(stream);
   TEST_ASSERT(res != SYMCOMM_OK, "a receive of 200 bytes matched a send of 100");
   const char *why = symcomm_last_error(comm);
@@ -147,8 +201,12 @@ static void test_mismatch(symcomm_stream_t stream) {
               "the sentence does not name both sizes: %s", why);
   TEST_ASSERT(test_contains(why, rank == 0 ? "this send to rank 1" : "this receive from rank 0"),
               "%s", why);
+  if (rank == 1) /* a refused message writes nothing */
+    td_check_untouched(buf.data, 300, "the receive buffer of a refused message");
+  td_check_guards(buf.data, 300, "mismatch");
   /* The failed stream stays failed. */
   TEST_ASSERT(symcomm_stream_query(stream) == res);
+  td_buf_free(&buf);
 }
 
 static void test_args(symcomm_stream_t stream) {
@@ -170,77 +228,100 @@ static void test_args(symcomm_stream_t stream) {
   TEST_EXPECT_RESULT(symcomm_group_end(), SYMCOMM_ERR_INVALID_USAGE);
   /* Nothing was queued: the stream is idle and a real exchange still works. */
   TEST_OK(symcomm_stream_query(stream));
-  ring_step(stream, 100, 0, 9);
+  ring_step(stream, 100, 0);
 }
 
 static void test_alltoall(symcomm_stream_t stream) {
   enum { BYTES = (1u << 20) + 5 };
-  unsigned char *out = malloc((size_t)BYTES * (size_t)size), *in = malloc((size_t)BYTES * (size_t)size);
-  TEST_ASSERT(out != NULL && in != NULL);
-  for (int r = 0; r < size; r++) {
-    fill(out + (size_t)r * BYTES, BYTES, rank, 50 + r);
-    memset(in + (size_t)r * BYTES, 0, BYTES);
-  }
+  size_t n = (size_t)size;
+  uint64_t seed = next_seed(); /* the block for rank `to` uses seed + to */
+  td_buf_t out = td_buf_alloc(BYTES * n, 0), in = td_buf_alloc(BYTES * n, 0);
+  for (int r = 0; r < size; r++)
+    td_fill(out.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)r, rank);
   TEST_OK(symcomm_group_start());
   for (int k = 1; k < size; k++) {
     int to = (rank + k) % size, from = (rank + size - k) % size;
-    TEST_OK(symcomm_send(out + (size_t)to * BYTES, BYTES, SYMCOMM_UINT8, to, comm, stream));
-    TEST_OK(symcomm_recv(in + (size_t)from * BYTES, BYTES, SYMCOMM_UINT8, from, comm, stream));
+    TEST_OK(symcomm_send(out.data + (size_t)to * BYTES, BYTES, SYMCOMM_UINT8, to, comm, stream));
+    TEST_OK(symcomm_recv(in.data + (size_t)from * BYTES, BYTES, SYMCOMM_UINT8, from, comm, stream));
   }
   TEST_OK(symcomm_group_end());
   TEST_OK(symcomm_stream_synchronize(stream));
-  for (int r = 0; r < size; r++)
+  for (int r = 0; r < size; r++) {
+    char what[64];
+    snprintf(what, sizeof(what), "all-to-all block from rank %d", r);
     if (r != rank)
-      check(in + (size_t)r * BYTES, BYTES, r, 50 + rank, "all-to-all");
-  free(out);
-  free(in);
+      td_check(in.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)rank, r, what);
+    else /* nobody sends a rank its own block */
+      td_check_untouched(in.data + (size_t)r * BYTES, BYTES, what);
+  }
+  td_check_guards(in.data, BYTES * n, "all-to-all receive buffer");
+  td_check_guards(out.data, BYTES * n, "all-to-all send buffer");
+  td_buf_free(&out);
+  td_buf_free(&in);
 }
 
 static void test_window(symcomm_stream_t stream) {
-  enum { BYTES = (5u << 20) + 11 };
+  enum { BYTES = (5u << 20) + 11, GAP = 4096 };
   symcomm_window_t win;
-  TEST_OK(symcomm_window_alloc(comm, 2 * BYTES + 4096, &win));
-  unsigned char *in_window = (unsigned char *)symcomm_window_local(win) + 4096 + 3;
-  unsigned char *plain = malloc(BYTES), *out = malloc(BYTES);
+  TEST_OK(symcomm_window_alloc(comm, 2 * BYTES + 3 * GAP, &win));
+  /* Two buffers in the window, each with room for guards around it. */
+  unsigned char *base = symcomm_window_local(win);
+  unsigned char *in_window = base + GAP + 3, *src_in_window = base + 2 * GAP + BYTES;
+  td_buf_t plain = td_buf_alloc(BYTES, 0), out = td_buf_alloc(BYTES, 0);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (int round = 0; round < 4; round++) {
     /* Alternate: into the window (direct), into plain memory (staged), and
      * sending from the window too. */
-    unsigned char *dst = round % 2 == 0 ? in_window : plain;
-    unsigned char *src = round == 2 ? in_window + BYTES : out;
+    unsigned char *dst = round % 2 == 0 ? in_window : plain.data;
+    unsigned char *src = round == 2 ? src_in_window : out.data;
     size_t bytes = round == 3 ? 0 : BYTES - (size_t)round;
-    fill(src, bytes, rank, 30 + round);
-    memset(dst, 0, bytes);
+    uint64_t seed = next_seed();
+    td_fill(src, bytes, seed, rank);
+    td_reset(dst, bytes);
+    td_arm_guards(dst, bytes);
     TEST_OK(symcomm_group_start());
     TEST_OK(symcomm_send(src, bytes, SYMCOMM_UINT8, right, comm, stream));
     TEST_OK(symcomm_recv(dst, bytes, SYMCOMM_UINT8, left, comm, stream));
     TEST_OK(symcomm_group_end());
     TEST_OK(symcomm_stream_synchronize(stream));
-    check(dst, bytes, left, 30 + round, round % 2 == 0 ? "into a window" : "staged");
+    const char *what = round % 2 == 0 ? "into a window" : "staged";
+    td_check(dst, bytes, seed, left, what);
+    td_check_guards(dst, bytes, what);
+    td_check(src, bytes, seed, rank, "the send buffer afterwards");
   }
   /* Ungrouped into a window, one direction. */
   if (rank < 2 && size >= 2) {
+    uint64_t seed = next_seed();
     if (rank == 0) {
-      fill(out, 12345, 0, 40);
-      TEST_OK(symcomm_send(out, 12345, SYMCOMM_UINT8, 1, comm, stream));
+      td_fill(out.data, 12345, seed, 0);
+      TEST_OK(symcomm_send(out.data, 12345, SYMCOMM_UINT8, 1, comm, stream));
     } else {
+      td_reset(in_window, 12345);
+      td_arm_guards(in_window, 12345);
       TEST_OK(symcomm_recv(in_window, 12345, SYMCOMM_UINT8, 0, comm, stream));
     }
     TEST_OK(symcomm_stream_synchronize(stream));
-    if (rank == 1)
-      check(in_window, 12345, 0, 40, "ungrouped into a window");
-    /* A size mismatch is caught the same way when the receive is in a window. */
-    if (rank == 0)
-      TEST_OK(symcomm_send(out, 64, SYMCOMM_UINT8, 1, comm, stream));
-    else
+    if (rank == 1) {
+      td_check(in_window, 12345, seed, 0, "ungrouped into a window");
+      td_check_guards(in_window, 12345, "ungrouped into a window");
+    }
+    /* A size mismatch is caught the same way when the receive is in a
+     * window, and writes nothing there. */
+    if (rank == 0) {
+      TEST_OK(symcomm_send(out.data, 64, SYMCOMM_UINT8, 1, comm, stream));
+    } else {
+      td_reset(in_window, 128);
       TEST_OK(symcomm_recv(in_window, 128, SYMCOMM_UINT8, 0, comm, stream));
+    }
     TEST_ASSERT(symcomm_stream_synchronize(stream) != SYMCOMM_OK);
     TEST_ASSERT(test_contains(symcomm_last_error(comm), "64 bytes") &&
                     test_contains(symcomm_last_error(comm), "128 bytes"),
                 "%s", symcomm_last_error(comm));
+    if (rank == 1)
+      td_check_untouched(in_window, 128, "a window receive of a refused message");
   }
-  free(plain);
-  free(out);
+  td_buf_free(&plain);
+  td_buf_free(&out);
   TEST_OK(symcomm_window_free(win));
 }
 

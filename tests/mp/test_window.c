@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_data.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
@@ -58,22 +59,32 @@ static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_
     }
   }
   enum { BYTES = 100000 };
+  uint64_t seed = 77 + base; /* one per call of this function */
   unsigned char *src = malloc(BYTES);
-  for (int i = 0; i < BYTES; i++)
-    src[i] = (unsigned char)(i * 7 + rank);
-  uint64_t id = 1000 + (uint64_t)rank;
+  td_fill(src, BYTES, seed, rank);
+  /* The buffer starts as the sentinel, so that bytes the puts should not
+   * touch can be checked too: each rank resets its own, then tells the rank
+   * that puts into it. */
+  unsigned char *mine = (unsigned char *)symcomm_window_local(win);
+  size_t wbytes = symcomm_window_size(win);
+  td_reset(mine, wbytes);
+  TEST_OK(symcomm_signal(win, prev, 6, 1, SYMCOMM_SIGNAL_ADD, stream));
+  TEST_OK(symcomm_wait_signal(win, 6, SYMCOMM_CMP_GE, 1, stream)); /* next has reset */
+  uint64_t id = td_mix(seed, rank, 0);
   TEST_OK(symcomm_put(win, next, base, &id, sizeof(id), stream));
   TEST_OK(symcomm_put_signal(win, next, base + 64, src, BYTES, 3, 1, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_signal(win, next, 5, 42, SYMCOMM_SIGNAL_SET, stream));
   TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_GE, 1, stream));
   TEST_OK(symcomm_wait_signal(win, 5, SYMCOMM_CMP_EQ, 42, stream));
   TEST_OK(symcomm_stream_synchronize(stream));
-  const unsigned char *mine = (const unsigned char *)symcomm_window_local(win) + base;
   uint64_t got;
-  memcpy(&got, mine, sizeof(got));
-  TEST_ASSERT(got == 1000 + (uint64_t)prev, "id %llu from rank %d", (unsigned long long)got, prev);
-  for (int i = 0; i < BYTES; i++)
-    TEST_ASSERT(mine[64 + i] == (unsigned char)(i * 7 + prev), "byte %d", i);
+  memcpy(&got, mine + base, sizeof(got));
+  TEST_ASSERT(got == td_mix(seed, prev, 0), "the id put by rank %d is 0x%llx", prev,
+              (unsigned long long)got);
+  td_check(mine + base + 64, BYTES, seed, prev, "put_signal");
+  td_check_untouched(mine, base, "the window before the puts");
+  td_check_untouched(mine + base + 8, 56, "the window between the puts");
+  td_check_untouched(mine + base + 64 + BYTES, wbytes - base - 64 - BYTES, "the window after the puts");
   /* Counters only grow: a second round adds to slot 3. */
   TEST_OK(symcomm_signal(win, next, 3, 2, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_EQ, 3, stream));

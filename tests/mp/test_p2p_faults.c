@@ -27,8 +27,16 @@ static void test_destroy(void) {
   TEST_OK(symcomm_stream_create(comm, &s));
   char buf[1 << 16];
   memset(buf, 7, sizeof(buf));
-  if (rank == 0) /* a send nobody will receive */
+  if (rank == 0) { /* a send nobody will receive */
     TEST_OK(symcomm_send(buf, sizeof(buf), SYMCOMM_UINT8, 1, comm, s));
+  } else {
+    /* Rank 1 stays until rank 0 has queued its send and aborted: an abort
+     * here first would make rank 0's send a refusal. The split waits for
+     * rank 0, which never comes to it. */
+    symcomm_comm_t never = NULL;
+    TEST_ASSERT(symcomm_comm_split(comm, 0, 0, &never) != SYMCOMM_OK && never == NULL,
+                "a split without rank 0 went through");
+  }
   TEST_OK(symcomm_comm_abort(comm));
   double t0 = test_now();
   TEST_OK(symcomm_comm_destroy(comm)); /* waits for the aborted send, then frees */

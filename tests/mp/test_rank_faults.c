@@ -192,15 +192,15 @@ static int rank_main(void) {
     if (strcmp(s, "abort_thread") == 0 && me == 3 && it > 10)
       TEST_ASSERT(0, "rank 3 finished iteration %d after rank 0 aborted", it);
   }
-  /* This thread's sentence: every failing call here set it (put_signal's
-   * refusal does not reach the communicator's yet). */
-  report(REPORT_FAILED, r, it, test_now(), symcomm_last_error(NULL));
+  /* The communicator's sentence: a call after the failing one (group_end
+   * after a refused send) may have cleared this thread's. */
+  report(REPORT_FAILED, r, it, test_now(), symcomm_last_error(st.comm));
   /* Every later call is refused with a sentence. */
   symcomm_result_t again = symcomm_allreduce(st.send, st.recv, COUNT, SYMCOMM_INT32, SYMCOMM_SUM,
                                              st.comm, st.stream);
   if (again == SYMCOMM_OK)
     again = symcomm_stream_synchronize(st.stream);
-  report(REPORT_REFUSED, again, it + 1, test_now(), symcomm_last_error(NULL));
+  report(REPORT_REFUSED, again, it + 1, test_now(), symcomm_last_error(st.comm));
   if (with_dog)
     pthread_join(dog, NULL);
   wait_for_byte(job.go[0]);

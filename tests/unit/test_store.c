@@ -513,7 +513,13 @@ static void test_kv_limit(void) {
   TEST_OK(sc_store_set(&a, "big#0", value, MIB));
   printf("test_store: %d SETs of 1 MiB: %d stored, %d refused; resident memory grew by %.1f MiB\n",
          SETS, stored, refused, (double)grown / MIB);
+#if defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer's shadow memory grows with every byte touched: here the
+   * count of values stored above is the bound that is checked. */
+  printf("test_store: resident memory not checked under ThreadSanitizer\n");
+#else
   TEST_ASSERT(grown < 48LL * MIB, "the process grew by %lld MiB", grown / MIB);
+#endif
   free(value);
   sc_store_client_close(&a);
   sc_store_server_release(server);

@@ -570,8 +570,11 @@ static void test_stopped(void) {
   double t0 = test_now();
   symcomm_result_t r = symcomm_allreduce(a, b, 100, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2);
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
-  TEST_ASSERT(test_contains(symcomm_last_error(comm), "previous collective stopped"), "%s",
-              symcomm_last_error(comm));
+  /* The disagreement may stop the stream while the first call still queues
+   * its steps: then that call already marked the ranks out of step. */
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "previous collective stopped") ||
+                  test_contains(symcomm_last_error(comm), "earlier collective failed"),
+              "%s", symcomm_last_error(comm));
   /* And it stays refused, on any stream. */
   TEST_EXPECT_RESULT(symcomm_broadcast(a, b, 1, SYMCOMM_INT32, 0, comm, s2),
                      SYMCOMM_ERR_INVALID_USAGE);

@@ -80,6 +80,13 @@ static sc_result_t sc_launch_job_key(const sc_launcher_vars_t *launcher, sc_laun
   sc_secret_absorb(&key, "launcher", launcher->name, strlen(launcher->name));
   env->key_from[0] = '\0';
   env->key_secret = false;
+  /* An empty key is a key that went missing ($(cat lost-file)), not a wish
+   * to run without one. */
+  if (sc_param_is_empty(SC_PARAM_JOB_KEY))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_ENV,
+                    "SYMCOMM_JOB_KEY is set but empty: give every rank the same random key of %d "
+                    "characters or more, or unset it",
+                    SC_JOB_KEY_MIN_CHARS);
   if (sc_param_is_set(SC_PARAM_JOB_KEY)) {
     const char *text = sc_param_string(SC_PARAM_JOB_KEY);
     if (strlen(text) < SC_JOB_KEY_MIN_CHARS)

@@ -797,6 +797,15 @@ static void sc_store_unjoin(sc_store_session_t *s, sc_store_conn_t *c, int64_t i
   c->session = NULL;
   c->closing = true;
   sc_store_output_clear(&c->out);
+  /* Its watch goes too, or the real rank's watch would be refused. */
+  sc_store_conn_t *w = s->watch[r];
+  if (w != NULL) {
+    s->watch[r] = NULL;
+    w->ready = false;
+    w->session = NULL;
+    w->closing = true;
+    sc_store_output_clear(&w->out);
+  }
 }
 
 int64_t sc_store_session_expire(sc_store_session_t *sessions, int64_t now, int64_t forming_idle_ms) {

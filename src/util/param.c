@@ -32,6 +32,11 @@ bool sc_param_is_set(sc_param_id_t id) {
   return v != NULL && v[0] != '\0';
 }
 
+bool sc_param_is_empty(sc_param_id_t id) {
+  const char *v = getenv(sc_param_table[id].name);
+  return v != NULL && v[0] == '\0';
+}
+
 const char *sc_param_string(sc_param_id_t id) {
   const char *v = getenv(sc_param_table[id].name);
   if (v != NULL && v[0] != '\0')

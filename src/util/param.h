@@ -30,6 +30,8 @@ const sc_param_def_t *sc_param_def(sc_param_id_t id);
 const char *sc_param_type_name(sc_param_type_t type);
 
 /* True when the variable is set to a non-empty value. */
+/* Set, but to the empty string (which every other reader takes as unset). */
+bool sc_param_is_empty(sc_param_id_t id);
 bool sc_param_is_set(sc_param_id_t id);
 /* The variable's value if set and non-empty, else its default (maybe NULL). */
 const char *sc_param_string(sc_param_id_t id);

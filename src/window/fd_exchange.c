@@ -17,6 +17,7 @@
 #define SC_FD_STRAY_MS 1000     /* an accepted connection's time to bring its message */
 #define SC_FD_RETRY_MS 5        /* between connects to a peer whose backlog is full */
 #define SC_FD_MAX_PENDING 32    /* accepted connections waited on at once */
+#define SC_FD_WHY_BYTES 1024
 #define SC_FD_REFUSED_GRACE_MS 2000 /* for a bundle from a peer whose socket refused ours */
 
 /* A bundle's message. The token proves the sender knows the communicator's
@@ -165,6 +166,19 @@ static sc_result_t sc_fd_try_send(sc_fd_exchange_t *x, int l, const sc_fd_bundle
                             "cannot reach rank %d on this host to pass memory handles", peer);
     }
     link->connected = true;
+    /* A rank's name can be taken by whoever binds it once its listener is
+     * gone (the rank died or gave up): handles go only to a listener of
+     * this job's user. */
+    struct ucred cred;
+    socklen_t cred_len = sizeof(cred);
+    if (getsockopt(link->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0)
+      return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_WIN,
+                            "cannot tell who listens for rank %d's memory handles", peer);
+    if (cred.uid != geteuid())
+      return SC_RAISE(SYMCOMM_ERR_SYSTEM, SC_WIN,
+                      "the socket of rank %d on this host is held by a process of user %u (pid "
+                      "%d), not of this job's user %u: memory handles are not passed to it",
+                      peer, (unsigned)cred.uid, (int)cred.pid, (unsigned)geteuid());
   }
   sc_fd_header_t header = {.magic = SC_FD_MAGIC, .rank = view->rank, .nfds = mine->nfds};
   sc_fd_token(view, x->seq, view->rank, peer, &header.token);
@@ -334,6 +348,7 @@ sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_f
   int npending = 0, strays = 0, silent = 0;
   struct pollfd p[2 + SC_FD_MAX_PENDING];
   sc_result_t res = SYMCOMM_OK; /* the first failure: the loop still serves the peers */
+  char first_why[SC_FD_WHY_BYTES] = ""; /* its sentence, which later ones must not replace */
   /* Everyone listens already (the caller's all-gather said so): this takes
    * milliseconds. Half the timeout leaves the other half for the caller's
    * next all-gather, where a rank that could not pass its handles waits. */
@@ -348,8 +363,10 @@ sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_f
       sc_result_t r = sc_fd_try_send(x, l, mine);
       if (r == SYMCOMM_IN_PROGRESS)
         continue;
-      if (r != SYMCOMM_OK && res == SYMCOMM_OK)
+      if (r != SYMCOMM_OK && res == SYMCOMM_OK) {
         res = r;
+        snprintf(first_why, sizeof(first_why), "%s", sc_error_last());
+      }
       close(link->fd);
       link->fd = -1;
       link->sent = true;
@@ -449,6 +466,8 @@ sc_result_t sc_fd_exchange_run(sc_fd_exchange_t *x, const char *step, const sc_f
             strays, silent, SC_FD_STRAY_MS, step);
   if (res != SYMCOMM_OK)
     sc_fd_bundles_close(got, view->local_size);
+  if (res != SYMCOMM_OK && first_why[0] != '\0')
+    sc_error_pass(res, first_why);
   return res;
 }
 

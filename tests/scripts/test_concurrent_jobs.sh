@@ -55,7 +55,7 @@ torch_job() { # NAME PORT SEED
 failed=0
 torch_total=0
 for round in $(seq "$TORCH_ROUNDS"); do
-  base=$((20000 + (RANDOM * 7 + $$ + round * 97) % 40000))
+  base=$((20000 + (RANDOM * 7 + $$ + round * 97) % 12000)) # below the ephemeral ports (32768 on)
   for j in $(seq "$JOBS"); do
     torch_job "torch.$round.$j" $((base + 2 * j)) $((round * 1000 + j)) &
   done

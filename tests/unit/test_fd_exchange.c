@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -450,6 +452,77 @@ static void test_abort(void) {
   sc_store_server_release(server);
 }
 
+/* ---- a squatter: a process of another user that binds a rank's name (as
+ * anyone could once that rank's listener is gone) gets no handles */
+static void test_squatter_of_another_user(void) {
+  if (geteuid() != 0) {
+    printf("test_fd_exchange: SKIP squatter of another user: needs root to run a process as "
+           "another user\n");
+    return;
+  }
+  int report[2];
+  TEST_ASSERT(pipe(report) == 0);
+  pid_t squatter = fork();
+  if (squatter == 0) {
+    close(report[0]);
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+      _exit(2);
+    struct sockaddr_un addr;
+    socklen_t len = exchange_address(0, 2, &addr); /* rank 2's name, which rank 2 does not use */
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&addr, len) != 0 || listen(l, 16) != 0)
+      _exit(3);
+    int ready = 1;
+    if (write(report[1], &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
+      _exit(4);
+    /* Counts the descriptors that reach it until the test ends it. */
+    int received = 0;
+    for (;;) {
+      int c = accept(l, NULL, NULL);
+      if (c < 0)
+        continue;
+      char data[256];
+      union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int) * 16)];
+      } control;
+      struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+      struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                           .msg_controllen = sizeof(control.buf)};
+      struct pollfd p = {.fd = c, .events = POLLIN};
+      if (poll(&p, 1, 500) > 0 && recvmsg(c, &msg, 0) > 0)
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+          if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+            received += (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      close(c);
+      if (write(report[1], &received, sizeof(received)) != (ssize_t)sizeof(received))
+        _exit(5);
+    }
+  }
+  close(report[1]);
+  int ready = 0;
+  TEST_ASSERT(read(report[0], &ready, sizeof(ready)) == (ssize_t)sizeof(ready) && ready == 1,
+              "the squatter could not bind rank 2's name");
+  sc_store_server_t *server;
+  sc_root_addr_t root = start_root(&server);
+  rank_job_t jobs[NR];
+  init_jobs(jobs, root, 20000);
+  jobs[2].other_secret = true; /* rank 2 listens elsewhere: its name is the squatter's */
+  run_ranks(jobs);
+  for (int r = 0; r < 2; r++) {
+    TEST_ASSERT(jobs[r].run_res != SYMCOMM_OK, "rank %d passed its handles", r);
+    TEST_ASSERT(test_contains(jobs[r].error, "user 65534"), "rank %d: %s", r, jobs[r].error);
+  }
+  kill(squatter, SIGKILL);
+  waitpid(squatter, NULL, 0);
+  int received = 0, last = 0;
+  while (read(report[0], &last, sizeof(last)) == (ssize_t)sizeof(last))
+    received = last;
+  close(report[0]);
+  TEST_ASSERT(received == 0, "the squatter received %d descriptors", received);
+  sc_store_server_release(server);
+}
+
 int main(void) {
   for (int r = 0; r < NR; r++) {
     pids[r] = (int)getpid();
@@ -459,6 +532,7 @@ int main(void) {
   test_basic();
   test_pids_do_not_matter();
   test_unreachable_peer();
+  test_squatter_of_another_user();
   test_silent_stray();
   test_bad_strays();
   test_timeout();

@@ -76,6 +76,9 @@ static void test_job_key(void) {
   /* A guessable key is refused. */
   setenv("SYMCOMM_JOB_KEY", "short", 1);
   expect_failure("SYMCOMM_JOB_KEY has 5 characters");
+  /* So is an empty one, which a lost key file gives. */
+  setenv("SYMCOMM_JOB_KEY", "", 1);
+  expect_failure("SYMCOMM_JOB_KEY is set but empty");
 }
 
 int main(void) {

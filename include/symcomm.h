@@ -129,7 +129,16 @@ SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, 
  * by SYMCOMM_TIMEOUT; after symcomm_comm_abort, or once any rank of the job
  * failed, it ends at once). Streams made from it stay usable for synchronize,
  * query and destroy. Once it has returned, the handle is dead: a second
- * destroy, or an abort, returns SYMCOMM_ERR_INVALID_USAGE. */
+ * destroy, or an abort, returns SYMCOMM_ERR_INVALID_USAGE.
+ *
+ * Leaving is not a failure: the other ranks may go on with work that does not
+ * need this rank (sends and receives among themselves), and work that already
+ * has all it needs of it completes. Work of theirs that still waits for it (a
+ * collective it did not join, a send or receive it did not post) fails within
+ * moments with SYMCOMM_ERR_REMOTE, "rank 2 left (destroyed its communicator)
+ * during all-reduce #50", which fails that rank's communicator as below.
+ * symcomm_wait_signal() waits for no rank in particular and is bounded by
+ * SYMCOMM_TIMEOUT only. */
 SYMCOMM_API symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm);
 
 /* Stops everything in flight on the communicator, from any thread, at any time

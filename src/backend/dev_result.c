@@ -15,7 +15,8 @@ sc_result_t sc_backend_dev_result(const sc_dev_error_t *err) {
   case SC_DEV_SIZE_MISMATCH:
   case SC_DEV_DISAGREE: return SYMCOMM_ERR_INVALID_USAGE; /* the two sides disagree */
   case SC_DEV_PEER_FAILED:
-  case SC_DEV_COLL_FAILED: return SYMCOMM_ERR_REMOTE;
+  case SC_DEV_COLL_FAILED:
+  case SC_DEV_PEER_LEFT: return SYMCOMM_ERR_REMOTE;
   case SC_DEV_BAD_ARGS:
     return SYMCOMM_ERR_INTERNAL; /* public arguments are checked before launch */
   }

@@ -18,6 +18,11 @@
  * sc_store_watch_arg). On the watch, the client may send one FAIL (value = its
  * sentence, arg = SC_STORE_CAUSE_FAILED or _ABORTED): the session then fails,
  * naming that rank. A watch that closes changes nothing.
+ * Before that, while the session works, the root also says on each watch
+ * which other ranks left on purpose (BYE): a reply with status OK, text
+ * empty and arg = sc_store_watch_arg(rank, SC_STORE_CAUSE_LEFT), once per
+ * rank, including those that left before the watch opened. The session
+ * goes on: the ranks still in it may have work that does not need them.
  *
  * Integers are in host byte order: every rank of a job runs on the same kind
  * of machine. */
@@ -58,7 +63,8 @@ typedef enum sc_store_cause {
   SC_STORE_CAUSE_LOST = 1,    /* the rank's connection dropped without BYE (rank -1: the
                                  process serving the root exited) */
   SC_STORE_CAUSE_FAILED = 2,  /* the rank failed; the sentence is its own */
-  SC_STORE_CAUSE_ABORTED = 3  /* the rank called symcomm_comm_abort */
+  SC_STORE_CAUSE_ABORTED = 3, /* the rank called symcomm_comm_abort */
+  SC_STORE_CAUSE_LEFT = 4     /* not a failure: the rank destroyed its communicator (BYE) */
 } sc_store_cause_t;
 
 /* A watch reply's arg: the rank (low 32 bits, -1 for none) and the cause. */

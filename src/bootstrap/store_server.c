@@ -518,8 +518,13 @@ static bool sc_store_round(sc_store_server_t *srv, bool *exiting) {
     *exiting = true;
     char why[128];
     snprintf(why, sizeof(why), "the process serving the root (pid %d) exited", (int)getpid());
-    /* What the exit hook queued before the drain began goes first. */
+    /* What the exit hook queued before the drain began goes first, then
+     * goodbyes already sent (a rank of this process that destroyed its
+     * communicator, then exited): its peers hear that it left. */
     sc_store_apply_failures(srv);
+    for (sc_store_conn_t *c = srv->conns; c != NULL; c = c->next)
+      if (c->fd >= 0 && !sc_store_read(srv, c))
+        sc_store_close_conn_fd(c);
     sc_store_session_fail_all_exiting(srv->sessions, why);
   }
   int64_t next = sc_store_session_expire(srv->sessions, now, srv->config.forming_idle_ms);

@@ -239,6 +239,11 @@ static void sc_store_wake(sc_store_session_t *s) {
   }
 }
 
+/* Tells a watch that `rank` left the session on purpose; it stays open. */
+static void sc_store_watch_tell_left(sc_store_conn_t *w, int rank) {
+  sc_store_conn_reply(w, SYMCOMM_OK, sc_store_watch_arg(rank, SC_STORE_CAUSE_LEFT), NULL, 0, NULL);
+}
+
 /* Tells a watch how its session failed; the watch then closes. */
 static void sc_store_watch_tell(const sc_store_session_t *s, sc_store_conn_t *w) {
   sc_store_conn_reply(w, s->failed, sc_store_watch_arg(s->failed_rank, s->failed_cause), NULL, 0,
@@ -444,8 +449,13 @@ void sc_store_session_watch(sc_store_session_t *sessions, sc_store_conn_t *conn,
   conn->ready = true;
   conn->watch = true;
   sc_store_conn_reply(conn, SYMCOMM_OK, 0, NULL, 0, NULL);
-  if (s->failed != SYMCOMM_OK)
+  if (s->failed != SYMCOMM_OK) {
     sc_store_watch_tell(s, conn);
+    return;
+  }
+  for (int r = 0; r < s->nranks; r++)
+    if (s->state[r] == RANK_LEFT)
+      sc_store_watch_tell_left(conn, r);
 }
 
 /* ------------------------------------------------------------ requests */
@@ -720,6 +730,10 @@ void sc_store_session_detach(sc_store_conn_t *conn, sc_store_departure_t how, co
   case SC_STORE_LEFT:
     SC_TRACE(SC_BOOT, "root: rank %d left session %016llx", conn->rank, (unsigned long long)s->id);
     sc_store_wake(s);
+    /* Device waits for it end on this news; a failed session said more. */
+    for (int r = 0; r < s->nranks && s->failed == SYMCOMM_OK; r++)
+      if (s->watch[r] != NULL && r != conn->rank)
+        sc_store_watch_tell_left(s->watch[r], conn->rank);
     return;
   case SC_STORE_FAILED:
     snprintf(text, sizeof(text), "rank %d failed: %s", conn->rank, why);

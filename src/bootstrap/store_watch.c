@@ -16,8 +16,9 @@ int sc_store_watch_read(sc_store_watch_t *w, sc_store_watch_news_t *news) {
     size_t want = sizeof(reply);
     if (w->got >= sizeof(reply)) {
       memcpy(&reply, w->buf, sizeof(reply));
-      if (reply.magic != SC_STORE_MAGIC || reply.status == SYMCOMM_OK || reply.value_len != 0 ||
-          reply.text_len > SC_STORE_MAX_TEXT)
+      bool left = sc_store_watch_cause(reply.arg) == SC_STORE_CAUSE_LEFT;
+      if (reply.magic != SC_STORE_MAGIC || (reply.status == SYMCOMM_OK) != left ||
+          reply.value_len != 0 || reply.text_len > SC_STORE_MAX_TEXT)
         return -1; /* not what a root says on a watch */
       want += reply.text_len;
       if (w->got == want)
@@ -32,11 +33,13 @@ int sc_store_watch_read(sc_store_watch_t *w, sc_store_watch_news_t *news) {
       return 0;
     return -1; /* closed, or broken */
   }
-  news->result = (sc_result_t)reply.status;
-  if (news->result > SYMCOMM_ERR_INTERNAL || news->result == SYMCOMM_IN_PROGRESS)
-    news->result = SYMCOMM_ERR_REMOTE;
   news->rank = sc_store_watch_rank(reply.arg);
   news->cause = sc_store_watch_cause(reply.arg);
+  news->result = (sc_result_t)reply.status;
+  if (news->cause == SC_STORE_CAUSE_LEFT)
+    news->result = SYMCOMM_OK;
+  else if (news->result > SYMCOMM_ERR_INTERNAL || news->result == SYMCOMM_IN_PROGRESS)
+    news->result = SYMCOMM_ERR_REMOTE;
   memcpy(news->text, w->buf + sizeof(reply), reply.text_len);
   news->text[reply.text_len] = '\0';
   w->got = 0; /* read */

@@ -17,7 +17,7 @@ typedef struct sc_store_watch {
   size_t got;
 } sc_store_watch_t;
 
-/* How the session failed, as the root tells its watches. */
+/* How the session failed, or who left it, as the root tells its watches. */
 typedef struct sc_store_watch_news {
   sc_result_t result;
   int rank; /* the rank it names; -1 none */
@@ -27,8 +27,9 @@ typedef struct sc_store_watch_news {
 
 void sc_store_watch_init(sc_store_watch_t *w, int fd);
 /* Reads what has arrived: 0 = no news yet (poll again); 1 = *news is the
- * session's failure; -1 = the connection ended without news, or carried
- * something else: the root is gone. */
+ * session's failure, or (cause SC_STORE_CAUSE_LEFT, result OK) a rank that
+ * left, after which more news may follow; -1 = the connection ended without
+ * news, or carried something else: the root is gone. */
 int sc_store_watch_read(sc_store_watch_t *w, sc_store_watch_news_t *news);
 /* Tells the root, without waiting, that this rank failed (SC_STORE_CAUSE_FAILED,
  * with its sentence) or aborted (SC_STORE_CAUSE_ABORTED); false if it could

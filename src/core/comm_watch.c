@@ -1,6 +1,7 @@
 /* The process's list of live communicators and the monitor thread that
  * watches their roots and status blocks (see comm_watch.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,13 +57,56 @@ static void sc_comm_tell_root_locked(struct symcomm_comm *comm, sc_store_cause_t
     sc_bootstrap_shutdown(&comm->boot); /* a lost connection says it too, less precisely */
 }
 
+/* Rank `rank` destroyed its communicator: nothing fails, but device waits
+ * for it that it never met end (the status block's departed bits). Lock held. */
+static void sc_comm_peer_left_locked(struct symcomm_comm *comm, int rank) {
+  if (rank < 0 || rank >= comm->nranks || rank == comm->rank)
+    return;
+  if (rank == comm->root_rank)
+    comm->watch.root_left = true;
+  SC_INFO(SC_INIT, "comm %p rank %d: rank %d left (destroyed its communicator)", (void *)comm,
+          comm->rank, rank);
+  const sc_peer_t *p = &comm->peers[rank];
+  _Static_assert(SC_MAX_LOCAL_RANKS <= 64, "departed ranks are bits of a uint64_t");
+  if (comm->status != NULL && p->host == comm->host)
+    __atomic_fetch_or(&comm->status->departed, 1ull << p->local_rank, __ATOMIC_RELEASE);
+}
+
+/* Whether process `pid` has ended (gone, or a zombie not reaped yet). */
+static bool sc_process_ended(int pid) {
+  char path[64], stat[256];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT || errno == ESRCH;
+  ssize_t n = read(fd, stat, sizeof(stat) - 1);
+  close(fd);
+  stat[n > 0 ? n : 0] = '\0';
+  const char *name_end = strrchr(stat, ')'); /* "pid (name) state ..." */
+  return name_end != NULL && name_end[1] == ' ' && name_end[2] == 'Z';
+}
+
+/* Once the root is gone, nobody announces departures: a rank of this host
+ * whose process ended counts as left. Lock held. */
+static void sc_comm_check_peers_locked(struct symcomm_comm *comm) {
+  if (!comm->watch.root_gone || comm->status == NULL || comm->local_rank_to_rank == NULL)
+    return;
+  uint64_t departed = __atomic_load_n(&comm->status->departed, __ATOMIC_ACQUIRE);
+  for (int l = 0; l < comm->local_size; l++) {
+    int r = comm->local_rank_to_rank[l];
+    if (r != comm->rank && !(departed >> l & 1) && sc_process_ended(comm->pids[r]))
+      sc_comm_peer_left_locked(comm, r);
+  }
+}
+
 /* The root's connection ended without a word: its process died (a clean
  * exit says so first). If a rank of the communicator served it, that rank is
  * gone, and with it every wait that needs it. Lock held. */
 static void sc_comm_root_died_locked(struct symcomm_comm *comm) {
   char text[sizeof(comm->fail_text)];
-  if (comm->root_rank < 0) {
+  if (comm->root_rank < 0 || comm->watch.root_left) {
     /* Only the bootstrap is gone: calls that need it will fail on their own. */
+    comm->watch.root_gone = true;
     SC_INFO(SC_INIT, "comm %p rank %d: the connection to its root ended", (void *)comm, comm->rank);
     return;
   }
@@ -74,10 +118,14 @@ static void sc_comm_root_died_locked(struct symcomm_comm *comm) {
   SC_WARN(SC_INIT, "comm %p rank %d: %s; its work stops", (void *)comm, comm->rank, comm->fail_text);
 }
 
-/* The root's news of the session, or the end of the watch. Lock held. */
+/* The root's news of the session (ranks that left, its failure), or the end
+ * of the watch. Lock held. */
 static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
   sc_store_watch_news_t news;
-  int got = sc_store_watch_read(&comm->watch.conn, &news);
+  int got;
+  while ((got = sc_store_watch_read(&comm->watch.conn, &news)) == 1 &&
+         news.cause == SC_STORE_CAUSE_LEFT)
+    sc_comm_peer_left_locked(comm, news.rank);
   if (got == 0)
     return;
   sc_store_watch_close(&comm->watch.conn);
@@ -91,6 +139,7 @@ static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
   if (news.cause == SC_STORE_CAUSE_LOST && news.rank < 0) {
     /* The root's process exited after its ranks left: no rank failed, but
      * calls that need the root will fail on their own. */
+    comm->watch.root_gone = true;
     SC_INFO(SC_INIT, "comm %p rank %d: its root went away: %s", (void *)comm, comm->rank, news.text);
     return;
   }
@@ -125,7 +174,10 @@ static void sc_comm_check_local_locked(struct symcomm_comm *comm) {
           comm->rank, text);
   sc_comm_fail_locked(comm, sc_backend_dev_result(&st->error), SC_STOP_FAILED_HERE, comm->rank,
                       text, text);
-  sc_comm_tell_root_locked(comm, SC_STORE_CAUSE_FAILED, text);
+  /* A wait for a rank that left fails here only: the others heard of the
+   * departure themselves, and may have work that does not need it. */
+  if (st->error.kind != SC_DEV_PEER_LEFT)
+    sc_comm_tell_root_locked(comm, SC_STORE_CAUSE_FAILED, text);
 }
 
 /* ------------------------------------------------------------ the monitor */
@@ -161,6 +213,7 @@ static void *sc_watch_main(void *arg) {
       fds[n++] = (struct pollfd){.fd = sc_watch_wake.fd, .events = POLLIN};
       for (struct symcomm_comm *c = sc_watch_list; c != NULL; c = c->watch.next) {
         sc_comm_check_local_locked(c);
+        sc_comm_check_peers_locked(c);
         if (c->watch.conn.fd >= 0 && n < cap)
           fds[n++] = (struct pollfd){.fd = c->watch.conn.fd, .events = POLLIN};
       }

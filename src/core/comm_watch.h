@@ -12,6 +12,16 @@
  * that failed on its own (a timeout) stops the communicator here and is told
  * to the root, which fails the session for everyone.
  *
+ * A rank that destroys its communicator leaves on purpose: the root tells the
+ * other ranks' watches, and the monitor sets the rank's bit in the status
+ * block's `departed` word (ranks of this host only), without failing
+ * anything. A device wait that still needs that rank then fails, which fails
+ * this rank's communicator alone (the root is not told): the others may go on
+ * with work that does not involve the rank. Once the root has gone away
+ * without failing the communicator (its rank left, then its process
+ * exited), the monitor counts a rank of this host whose process ended as
+ * left: nobody else can say so any more.
+ *
  * The list's lock also orders abort against destroy: abort does all its work
  * under it on a communicator it finds on the list, and destroy takes the
  * communicator off the list before freeing anything. Nothing here blocks on
@@ -34,6 +44,10 @@ typedef struct sc_comm_watch {
   bool destroying;          /* symcomm_comm_destroy has begun */
   bool told_root;           /* this rank's own failure or abort went to the root */
   bool local_seen;          /* the status block's own failure was handled */
+  bool root_left;           /* the rank whose process serves the root destroyed its
+                               communicator: the root's end fails nothing */
+  bool root_gone;           /* the root ended without failing: the monitor looks for
+                               ended processes of this host's ranks itself */
   struct symcomm_comm *next;
 } sc_comm_watch_t;
 

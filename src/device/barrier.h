@@ -37,6 +37,7 @@ SC_DEV_FN void sc_dev_barrier_failed(const sc_barrier_args_t *a, sc_dev_error_t 
  * with what the others should hear. */
 SC_DEV_FN void sc_dev_barrier_give_up(const sc_barrier_args_t *a, int why, sc_dev_error_t *err) {
   uint64_t number = a->target / (uint64_t)a->n;
+  int64_t left = why == SC_DEV_PEER_LEFT ? err->e : -1;
   err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_BARRIER_TIMEOUT : why;
   err->a = -1;
   err->b = 0;
@@ -46,6 +47,7 @@ SC_DEV_FN void sc_dev_barrier_give_up(const sc_barrier_args_t *a, int why, sc_de
         err->a = r;
       err->b++;
     }
+  err->e = left;
   err->c = a->guard.timeout_ms;
   err->d = (int64_t)number;
   sc_dev_barrier_poison(a, sc_dev_relay_mark(err, a->me, (int)err->a));
@@ -70,12 +72,14 @@ SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,
   }
   if (a->tag[a->me] != 0)
     sc_dev_store(a->tag[a->me], a->value); /* before arriving: seen by whoever sees us arrive */
-  sc_dev_store(a->arrived[a->me], a->target / (uint64_t)a->n);
+  uint64_t number = a->target / (uint64_t)a->n;
+  sc_dev_store(a->arrived[a->me], number);
   for (int r = 0; r < a->n; r++) {
     sc_dev_add(a->slot[r], 1);
     sc_dev_ring(a->bell[r]);
   }
   sc_doorbell_t *bell = a->bell[a->me];
+  uint64_t departed = 0; /* ranks that left, once a sleep said so */
   for (;;) {
     uint32_t seen = sc_dev_bell_read(bell);
     uint64_t have = sc_dev_load(a->slot[a->me]);
@@ -93,7 +97,20 @@ SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,
         sc_dev_barrier_failed(a, err);
       return;
     }
+    if (departed != 0) {
+      /* Checked after `have`: a rank that arrived before leaving has. */
+      for (int r = 0; r < a->n; r++)
+        if ((departed >> r & 1) && (sc_dev_load(a->arrived[r]) & ~SC_SLOT_ERROR) < number) {
+          err->e = r;
+          sc_dev_barrier_give_up(a, SC_DEV_PEER_LEFT, err);
+          return;
+        }
+    }
     why = sc_dev_sleep(ctx, bell, seen);
+    if (why == SC_DEV_PEER_LEFT) {
+      departed = sc_dev_departed(ctx); /* look at the slot once more, then at these */
+      continue;
+    }
     if (why != 0) {
       sc_dev_barrier_give_up(a, why, err);
       return;

@@ -120,6 +120,15 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                "it posted the matching send?",
                (double)err->e / 1000.0, (long long)err->b, (long long)err->c, (long long)err->a);
     return;
+  case SC_DEV_PEER_LEFT:
+    if (err->call == SC_CALL_P2P && err->a != err->e)
+      snprintf(buf, len,
+               "rank %lld left (destroyed its communicator) during %s, which gave up waiting for it",
+               (long long)err->e, call);
+    else
+      snprintf(buf, len, "rank %lld left (destroyed its communicator) during %s", (long long)err->e,
+               call);
+    return;
   case SC_DEV_SIZE_MISMATCH:
     if (err->d == 0)
       snprintf(buf, len, "this send to rank %lld has %lld bytes, but rank %lld receives %lld bytes",

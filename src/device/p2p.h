@@ -73,6 +73,13 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op, uint
   sc_dev_ring(&op->peer_pad->bell);
 }
 
+/* The batch gave up: every op it left half-done marks its pair failed. */
+SC_DEV_FN void sc_p2p_poison_pending(const sc_p2p_args_t *a, uint64_t mark) {
+  for (uint32_t j = 0; j < a->nops; j++)
+    if (a->ops[j].phase != SC_P2P_PHASE_DONE)
+      sc_p2p_poison(a, &a->ops[j], mark);
+}
+
 /* The pair is marked failed: this rank's own stop if it has one, else what
  * the peer relayed (the stop it heard of, as if heard here), else the pair's
  * earlier failure. Returns -1 (err filled). */
@@ -169,8 +176,9 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
             sc_dev_copy(ctx, op->direct, op->buf, op->bytes);
           sc_dev_store(&theirs->ready.value, last);
         } else {
+          /* What arrived is whole even if the sender failed since. */
           uint64_t ready = sc_dev_load(&mine->ready.value);
-          if (ready & SC_SLOT_ERROR)
+          if (sc_p2p_count(ready) < last && (ready & SC_SLOT_ERROR))
             return sc_p2p_refused(ctx, mine, op, err);
           if (ready < last)
             return moved;
@@ -197,9 +205,9 @@ SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t
         sc_dev_ring(&op->peer_pad->bell);
       } else {
         uint64_t ready = sc_dev_load(&mine->ready.value);
-        if (ready & SC_SLOT_ERROR)
+        if (sc_p2p_count(ready) < g + 1 && (ready & SC_SLOT_ERROR))
           return sc_p2p_refused(ctx, mine, op, err);
-        if (ready < g + 1)
+        if (sc_p2p_count(ready) < g + 1)
           return moved;
         if (len > 0)
           sc_dev_copy(ctx, (char *)op->buf + offset, slot, len);
@@ -241,6 +249,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_d
       sc_p2p_poison(a, &a->ops[i], mark);
     return;
   }
+  uint64_t departed = 0; /* ranks that left, once a sleep said so */
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&a->my_pad->bell);
     int moved = 0, pending = 0;
@@ -259,10 +268,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_d
       }
       int r = sc_p2p_step(ctx, a, op, err);
       if (r < 0) {
-        uint64_t mark = sc_dev_relay_mark(err, a->rank, op->peer);
-        for (uint32_t j = 0; j < a->nops; j++)
-          if (a->ops[j].phase != SC_P2P_PHASE_DONE)
-            sc_p2p_poison(a, &a->ops[j], mark);
+        sc_p2p_poison_pending(a, sc_dev_relay_mark(err, a->rank, op->peer));
         return;
       }
       moved |= r;
@@ -274,7 +280,22 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_d
       sc_dev_progress(ctx);
       continue;
     }
+    /* Stuck after the departures were read: an op whose peer left waits for
+     * what it never did (a peer finishes its work before it leaves). */
+    for (uint32_t i = 0; i < a->nops && departed != 0; i++) {
+      sc_p2p_op_t *op = &a->ops[i];
+      if (op->phase == SC_P2P_PHASE_DONE || !(departed >> op->peer_index & 1))
+        continue;
+      sc_p2p_fail(err, SC_DEV_PEER_LEFT, op, (int64_t)op->bytes);
+      err->e = op->peer;
+      sc_p2p_poison_pending(a, sc_dev_relay_mark(err, a->rank, op->peer));
+      return;
+    }
     int why = sc_dev_sleep(ctx, &a->my_pad->bell, seen);
+    if (why == SC_DEV_PEER_LEFT) {
+      departed = sc_dev_departed(ctx); /* step every op once more, then look */
+      continue;
+    }
     if (why != 0) {
       for (uint32_t j = 0; j < a->nops; j++) {
         sc_p2p_op_t *op = &a->ops[j];

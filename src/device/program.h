@@ -158,8 +158,11 @@ typedef enum sc_dev_error_kind {
   SC_DEV_BAD_ARGS,      /* a = program: arguments a program cannot run with */
   SC_DEV_DISAGREE,      /* a = rank, b = its value, c = this rank's value: ranks called different things */
   SC_DEV_BARRIER_TIMEOUT, /* a = lowest rank missing, b = ranks missing, c = timeout ms, d = barrier */
-  SC_DEV_COLL_FAILED    /* a = rank that marked the barrier failed (-1 unknown), b = the rank
+  SC_DEV_COLL_FAILED,   /* a = rank that marked the barrier failed (-1 unknown), b = the rank
                            it timed out waiting for (-1: it gave up for another reason) */
+  SC_DEV_PEER_LEFT      /* e = a rank that destroyed its communicator without taking part;
+                           a send or receive: a..d as for SC_DEV_P2P_TIMEOUT (a = e, or a
+                           peer that gave up waiting for e and relayed it) */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {
@@ -182,12 +185,22 @@ typedef struct sc_dev_error {
  * starts. A program that fails on its own (a timeout) claims `failed` (0 -> 1),
  * fills `error`, then sets `failed` to 2; the host reads that in the
  * background (its monitor thread), never per launch, stops the communicator
- * and tells the root, which tells every other rank. */
+ * and tells the root, which tells every other rank.
+ *
+ * `departed` does not stop anything: bit l says that local rank l (index on
+ * this host) destroyed its communicator and left, all its work done. The
+ * host sets bits (release) as the root reports departures; they only grow.
+ * A wait for a given rank looks at it where it looks at the stop word, and
+ * fails (SC_DEV_PEER_LEFT) only if what it waits for has not come by then:
+ * what a rank did before leaving is visible once its bit is. Ranks on other
+ * hosts have no bit (no program waits for them; the root's waits fail on
+ * their own when such a rank leaves). */
 typedef struct sc_dev_status {
   uint32_t stop;   /* sc_stop_t; 0 while the communicator works */
   int32_t rank;    /* the rank `stop` names (-1: none) */
   uint32_t failed; /* device-written: 0, 1 (being filled) or 2 (error is complete) */
   uint32_t reserved;
+  uint64_t departed; /* host-written: local ranks that left (bit = local rank) */
   sc_dev_error_t error;            /* device-written: the program's own failure */
   char why[SC_STATUS_WHY_BYTES];   /* host-written sentence for `stop` */
 } sc_dev_status_t;

@@ -29,13 +29,22 @@
  *       guard's communicator stopped (its status block's stop word):
  *       SC_DEV_ABORTED, with the stop's rank and sentence noted in the error
  *       record; when no progress was made for the guard's timeout:
- *       SC_DEV_TIMEOUT; when the bell's memory is gone: SC_DEV_BAD_ARGS.
+ *       SC_DEV_TIMEOUT; when the bell's memory is gone: SC_DEV_BAD_ARGS;
+ *       when the status block names a departed rank that this launch's
+ *       sc_dev_departed has not returned yet: SC_DEV_PEER_LEFT (checked
+ *       with the stop word, not on every poll).
+ *   uint64_t sc_dev_departed(sc_dev_ctx_t *ctx);
+ *       the status block's departed ranks (acquire: what they did before
+ *       leaving is visible), remembered so that sleeps report only newer ones
  *       On the host backend it polls for the guard's spin_us at most
  *       (SYMCOMM_SPIN_US), yields a few times, then sleeps on a futex.
  *
  * Programs follow one pattern for every wait: read the bell, check the
  * condition, and sleep on the bell only if it does not hold yet; a ring
- * between the check and the sleep makes the sleep return at once. */
+ * between the check and the sleep makes the sleep return at once. A sleep
+ * that returns SC_DEV_PEER_LEFT is followed by sc_dev_departed and one more
+ * check of the condition: only a wait that still needs a departed rank
+ * fails. */
 #ifndef SC_DEVICE_RUNTIME_H
 #define SC_DEVICE_RUNTIME_H
 

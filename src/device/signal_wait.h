@@ -36,6 +36,11 @@ SC_DEV_FN void sc_dev_wait_run(sc_dev_ctx_t *ctx, const sc_wait_args_t *a, sc_de
       sc_dev_progress(ctx);
     }
     why = sc_dev_sleep(ctx, a->bell, seen);
+    if (why == SC_DEV_PEER_LEFT) {
+      /* Any rank may signal this slot: a departure alone ends nothing. */
+      sc_dev_departed(ctx);
+      why = 0;
+    }
   }
   err->kind = why;
   err->a = (int64_t)sc_dev_load(a->slot);

@@ -16,7 +16,9 @@ SC_DEV_FN int sc_dev_error_fails_comm(int kind) {
  * first failure of its communicator that starts here goes into the status
  * block, for the host to see in the background. */
 SC_DEV_FN void sc_dev_publish_failure(sc_dev_status_t *status, const sc_dev_error_t *err) {
-  if (status == 0 || !sc_dev_error_fails_comm(err->kind))
+  /* A wait for a rank that left fails this rank's communicator only: the
+   * host stops it here without telling the root, as the others may go on. */
+  if (status == 0 || (!sc_dev_error_fails_comm(err->kind) && err->kind != SC_DEV_PEER_LEFT))
     return;
   if (!sc_dev_cas32(&status->failed, 0, 1))
     return; /* an earlier one is there */
@@ -30,8 +32,10 @@ SC_DEV_FN void sc_dev_publish_failure(sc_dev_status_t *status, const sc_dev_erro
  * before its own host has heard of it:
  *   SC_SLOT_ERROR | why << 48 | (named + 1) << 24 | (other + 1)
  * why: SC_RELAY_TIMED_OUT (named timed out waiting for other), or
+ * SC_RELAY_LEFT (named left, and the one that marked needed it), or
  * SC_RELAY_STOPPED | the stop code (named: the rank the stop names), or 0. */
 #define SC_RELAY_TIMED_OUT 0x01u
+#define SC_RELAY_LEFT 0x02u
 #define SC_RELAY_STOPPED 0x80u
 
 SC_DEV_FN uint64_t sc_dev_relay_pack(uint32_t why, int named, int other) {
@@ -44,6 +48,8 @@ SC_DEV_FN uint64_t sc_dev_relay_pack(uint32_t why, int named, int other) {
 SC_DEV_FN uint64_t sc_dev_relay_mark(const sc_dev_error_t *err, int me, int other) {
   if (sc_dev_error_fails_comm(err->kind))
     return sc_dev_relay_pack(SC_RELAY_TIMED_OUT, me, other);
+  if (err->kind == SC_DEV_PEER_LEFT)
+    return sc_dev_relay_pack(SC_RELAY_LEFT, (int)err->e, -1);
   if (err->kind != SC_DEV_ABORTED)
     return sc_dev_relay_pack(0, me, -1);
   /* Relay the stop as the others would hear it of this rank. */
@@ -59,7 +65,7 @@ SC_DEV_FN uint64_t sc_dev_relay_mark(const sc_dev_error_t *err, int me, int othe
   return sc_dev_relay_pack(SC_RELAY_STOPPED | stop, named, -1);
 }
 
-/* A mark found: a relayed stop becomes this program's error (1); else 0, with
+/* A mark found: a relayed stop or departure becomes this program's error (1); else 0, with
  * the rank that timed out and the one it waited for when it says so (-1s). */
 SC_DEV_FN int sc_dev_relay_read(uint64_t mark, sc_dev_error_t *err, int *timed_out, int *waited_for) {
   uint32_t why = (uint32_t)(mark >> 48) & 0xffu;
@@ -73,6 +79,11 @@ SC_DEV_FN int sc_dev_relay_read(uint64_t mark, sc_dev_error_t *err, int *timed_o
     err->stop = (int32_t)(why & ~SC_RELAY_STOPPED);
     err->stop_rank = named;
     err->why = 0;
+    return 1;
+  }
+  if (why == SC_RELAY_LEFT) {
+    err->kind = SC_DEV_PEER_LEFT;
+    err->e = named;
     return 1;
   }
   if (why == SC_RELAY_TIMED_OUT) {

@@ -40,4 +40,10 @@ int test_contains(const char *haystack, const char *needle);
 /* Seconds since an arbitrary start, monotonic. */
 double test_now(void);
 
+/* A loopback TCP port that was free a moment ago (for SYMCOMM_ADDR). */
+int test_free_port(void);
+/* The variables a user sets by hand for one rank of a job whose root is at
+ * 127.0.0.1:port (SYMCOMM_RANK, SYMCOMM_WORLD_SIZE, SYMCOMM_ADDR). */
+void test_set_rank_env(int rank, int nranks, int port);
+
 #endif

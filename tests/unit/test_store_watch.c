@@ -117,7 +117,8 @@ static void test_told(sc_store_cause_t cause) {
 }
 
 /* A watch for a rank that has not joined, or a second one, is refused; a
- * rank that leaves on purpose fails nothing, and its watch hears nothing. */
+ * rank that leaves on purpose fails nothing: the other watches hear that it
+ * left (once, with result OK), also one opened afterwards, and nothing more. */
 static void test_refusals_and_leaving(void) {
   sc_store_server_t *server;
   sc_root_addr_t root = start_root(&server);
@@ -137,7 +138,20 @@ static void test_refusals_and_leaving(void) {
   sc_store_client_close(&c[1]);
   usleep(200 * 1000);
   sc_store_watch_news_t news;
-  TEST_ASSERT(sc_store_watch_read(&w[0], &news) == 0, "news after a rank left on purpose");
+  TEST_ASSERT(sc_store_watch_read(&w[0], &news) == 1, "no news after a rank left on purpose");
+  TEST_ASSERT(news.cause == SC_STORE_CAUSE_LEFT && news.rank == 1 && news.result == SYMCOMM_OK,
+              "cause %d rank %d result %d", (int)news.cause, news.rank, (int)news.result);
+  TEST_ASSERT(sc_store_watch_read(&w[0], &news) == 0, "more news after a rank left on purpose");
+  /* Rank 0's watch again, after the departure: it hears of it too. */
+  sc_store_watch_close(&w[0]);
+  usleep(100 * 1000);
+  TEST_OK(sc_store_client_watch(&root.addr, SESSION, 0, 2, 10000, -1, &fd));
+  sc_store_watch_init(&w[0], fd);
+  usleep(200 * 1000);
+  TEST_ASSERT(sc_store_watch_read(&w[0], &news) == 1 && news.cause == SC_STORE_CAUSE_LEFT &&
+                  news.rank == 1,
+              "a later watch did not hear that rank 1 left");
+  TEST_ASSERT(sc_store_watch_read(&w[0], &news) == 0, "more news on the later watch");
   sc_store_watch_close(&w[0]);
   sc_store_client_close(&c[0]);
   sc_store_server_release(server);

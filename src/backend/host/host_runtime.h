@@ -31,6 +31,7 @@ typedef struct sc_dev_ctx {
   sc_guard_t guard;         /* of the running program (sc_dev_begin) */
   int64_t last_progress_ms; /* sc_now_ms() of sc_dev_begin or the last sc_dev_progress */
   sc_dev_error_t *err;      /* where the launch's error goes */
+  uint64_t departed_seen;   /* the status block's departed ranks that sleeps reported */
 } sc_dev_ctx_t;
 
 /* A context with no guard yet: its sleeps are bounded by nothing. */
@@ -39,6 +40,7 @@ static inline void sc_host_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err) {
   ctx->guard.timeout_ms = -1;
   ctx->last_progress_ms = sc_now_ms();
   ctx->err = err;
+  ctx->departed_seen = 0;
 }
 
 static inline uint64_t sc_dev_load(const uint64_t *p) {
@@ -111,8 +113,16 @@ static inline int sc_dev_stopped(sc_dev_ctx_t *ctx) {
   return sc_host_stopped(ctx) ? SC_DEV_ABORTED : 0;
 }
 
+static inline uint64_t sc_dev_departed(sc_dev_ctx_t *ctx) {
+  const sc_dev_status_t *st = ctx->guard.status;
+  uint64_t departed = st != NULL ? __atomic_load_n(&st->departed, __ATOMIC_ACQUIRE) : 0;
+  ctx->departed_seen |= departed;
+  return departed;
+}
+
 static inline int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
   ctx->guard = *guard;
+  ctx->departed_seen = 0;
   ctx->last_progress_ms = sc_now_ms();
   ctx->err->call = guard->call;
   ctx->err->seq = guard->seq;
@@ -147,6 +157,9 @@ static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t 
   for (;;) {
     if (sc_host_stopped(ctx))
       return SC_DEV_ABORTED;
+    const sc_dev_status_t *st = ctx->guard.status;
+    if (st != NULL && (__atomic_load_n(&st->departed, __ATOMIC_RELAXED) & ~ctx->departed_seen) != 0)
+      return SC_DEV_PEER_LEFT; /* the program looks with sc_dev_departed */
     int64_t slice = SC_HOST_SLEEP_SLICE_MS;
     if (ctx->guard.timeout_ms >= 0) {
       int64_t left = ctx->last_progress_ms + ctx->guard.timeout_ms - sc_now_ms();

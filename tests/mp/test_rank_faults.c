@@ -213,29 +213,13 @@ static int rank_main(void) {
 
 /* ------------------------------------------------------------ parent */
 
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof(a);
-  TEST_ASSERT(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-  TEST_ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 static pid_t start_rank(int rank, int port) {
   pid_t pid = fork();
   TEST_ASSERT(pid >= 0);
   if (pid != 0)
     return pid;
   /* What a user would set by hand for each rank. */
-  char buf[64];
-  snprintf(buf, sizeof(buf), "%d", rank);
-  setenv("SYMCOMM_RANK", buf, 1);
-  snprintf(buf, sizeof(buf), "%d", NRANKS);
-  setenv("SYMCOMM_WORLD_SIZE", buf, 1);
-  snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
-  setenv("SYMCOMM_ADDR", buf, 1);
+  test_set_rank_env(rank, NRANKS, port);
   me = rank;
   close(job.reports[0]);
   close(job.go[1]);
@@ -380,7 +364,7 @@ static int run(const char *scenario, int victim) {
     setenv("SYMCOMM_TIMEOUT", "2", 1);
   else
     unsetenv("SYMCOMM_TIMEOUT"); /* the default, 300 s */
-  int port = free_port();
+  int port = test_free_port();
   pid_t pids[NRANKS];
   for (int r = 0; r < NRANKS; r++)
     pids[r] = start_rank(r, port);
@@ -436,15 +420,7 @@ static int run(const char *scenario, int victim) {
   /* Everyone may leave now. */
   for (int q = 0; q < NRANKS; q++)
     TEST_ASSERT(write(job.go[1], "g", 1) == 1);
-  for (int q = 0; q < NRANKS; q++) {
-    int status;
-    TEST_ASSERT(waitpid(pids[q], &status, 0) == pids[q]);
-    if (q == victim)
-      TEST_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    else
-      TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank %d ended with status %d", q,
-                  status);
-  }
+  test_reap_ranks(pids, NRANKS, victim);
   for (int q = 0; q < NRANKS; q++)
     TEST_ASSERT(kill(pids[q], 0) != 0 && errno == ESRCH, "rank %d's process is still there", q);
   TEST_ASSERT(memfds_held(pids, NRANKS) == 0);

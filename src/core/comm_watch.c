@@ -129,14 +129,26 @@ static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
 }
 
 /* A program of this rank failed on its own: stop the communicator here and
- * tell the root. Lock held. */
+ * tell the root. Or a program heard of a failure from a peer's mark before
+ * the root's news came: record it, so that later calls are refused now (the
+ * rank it names, or its root, tells the others). Lock held. */
 static void sc_comm_check_local_locked(struct symcomm_comm *comm) {
   sc_dev_status_t *st = comm->status;
-  if (!comm->watch.attached || st == NULL || comm->watch.local_seen || __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) != 2)
+  uint32_t failed = st != NULL ? __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) : 0;
+  if (!comm->watch.attached || comm->watch.local_seen || (failed != 2 && failed != 3))
     return;
   comm->watch.local_seen = true;
   char text[sizeof(comm->fail_text)];
   sc_dev_error_describe(&st->error, text, sizeof(text));
+  if (failed == 3) {
+    bool stop = st->error.kind == SC_DEV_ABORTED;
+    sc_comm_fail_locked(comm, sc_backend_dev_result(&st->error),
+                        stop ? (sc_stop_t)st->error.stop : SC_STOP_PEER_FAILED,
+                        stop ? st->error.stop_rank : (int)st->error.a, text, text);
+    SC_INFO(SC_INIT, "comm %p rank %d: %s (a peer's mark said so); its work stops", (void *)comm,
+            comm->rank, text);
+    return;
+  }
   SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,
           comm->rank, text);
   sc_comm_fail_locked(comm, sc_backend_dev_result(&st->error), SC_STOP_FAILED_HERE, comm->rank,

@@ -11,6 +11,10 @@
  *   test_setup_faults root_split  rank 0, whose process serves the root, dies
  *                                 while the others wait in split
  *   test_setup_faults root_window the same in window_alloc
+ *   test_setup_faults root_exit   rank 0 returns from main instead (without
+ *                                 destroying) while the others wait in
+ *                                 window_alloc: the sentence says its process,
+ *                                 which served the root, ended
  * Every other rank whose call waited for the dead one fails within 2 s of the
  * death with REMOTE, naming "rank V exited" and the operation (a call made
  * after the news may say "failed earlier" instead); its next call is refused
@@ -124,6 +128,10 @@ static int rank_main(const char *s, int victim, int port) {
   bool in_split = strcmp(s, "split") == 0 || strcmp(s, "root_split") == 0;
   if (victim_here && strncmp(s, "root_", 5) == 0) {
     usleep(300 * 1000); /* the others wait in the call by now */
+    if (strcmp(s, "root_exit") == 0) {
+      report(REPORT_DEATH, 0, NULL);
+      exit(0); /* symcomm's exit handler leaves for it */
+    }
     die_now();
   }
   symcomm_comm_t child = NULL;
@@ -211,7 +219,8 @@ static int run(const char *s, int victim) {
   }
   for (int q = 0; q < NRANKS; q++)
     TEST_ASSERT(write(go[1], "g", 1) == 1);
-  test_reap_ranks(pids, NRANKS, victim);
+  bool exits = strcmp(s, "root_exit") == 0;
+  test_reap_ranks(pids, NRANKS, exits ? -1 : victim);
   char who[32];
   snprintf(who, sizeof(who), "rank %d exited", victim);
   double worst = 0;
@@ -223,6 +232,10 @@ static int run(const char *s, int victim) {
     TEST_ASSERT(f->result == SYMCOMM_ERR_REMOTE, "rank %d got %s: %s", q,
                 symcomm_result_string(f->result), f->why);
     TEST_ASSERT(test_contains(f->why, who), "rank %d's sentence does not say %s: %s", q, who, f->why);
+    if (victim == 0) /* its process served the root, whose connection is no news */
+      TEST_ASSERT(test_contains(f->why, "which served the root") &&
+                      !test_contains(f->why, "connection to the root dropped"),
+                  "rank %d: %s", q, f->why);
     if (!done[q]) {
       waited++;
       TEST_ASSERT(test_contains(f->why, op) || test_contains(f->why, "failed earlier"),
@@ -245,7 +258,8 @@ static int run(const char *s, int victim) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_setup_faults init V|window V|split V|root_split|root_window\n");
+    fprintf(stderr,
+            "usage: test_setup_faults init V|window V|split V|root_split|root_window|root_exit\n");
     return 2;
   }
   int victim = strncmp(argv[1], "root_", 5) == 0 ? 0 : argc > 2 ? atoi(argv[2]) : -1;

@@ -162,7 +162,7 @@ static sc_result_t sc_coll_run(struct symcomm_comm *comm, symcomm_stream_t strea
   sc_error_clear();                                                  \
   SC_CHECK(sc_comm_check(comm));                                     \
   sc_coll_call_t call = {__VA_ARGS__};                               \
-  return sc_comm_finish(comm, sc_coll_run(comm, stream, &call, name))
+  return sc_comm_finish_during(comm, sc_coll_run(comm, stream, &call, name), name)
 
 symcomm_result_t symcomm_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                    symcomm_dtype_t dtype, symcomm_op_t op, symcomm_comm_t comm,

@@ -133,9 +133,11 @@ static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
  * the root's news came: record it, so that later calls are refused now (the
  * rank it names, or its root, tells the others). Lock held. */
 static void sc_comm_check_local_locked(struct symcomm_comm *comm) {
+  if (!comm->watch.attached || comm->watch.local_seen)
+    return; /* status is written by attach, without the lock, until then */
   sc_dev_status_t *st = comm->status;
   uint32_t failed = st != NULL ? __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) : 0;
-  if (!comm->watch.attached || comm->watch.local_seen || (failed != 2 && failed != 3))
+  if (failed != 2 && failed != 3)
     return;
   comm->watch.local_seen = true;
   char text[sizeof(comm->fail_text)];

@@ -11,6 +11,8 @@
  *   test_setup_faults root_split  rank 0, whose process serves the root, dies
  *                                 while the others wait in split
  *   test_setup_faults root_window the same in window_alloc
+ *   test_setup_faults root_check  SYMCOMM_CHECK=1: the same in an all-reduce, whose
+ *                                 calls are compared through the root
  *   test_setup_faults root_exit   rank 0 returns from main instead (without
  *                                 destroying) while the others wait in
  *                                 window_alloc: the sentence says its process,
@@ -138,6 +140,8 @@ static int rank_main(const char *s, int victim, int port) {
   symcomm_window_t win = NULL;
   if (in_split)
     r = symcomm_comm_split(comm, me % 2, me, &child);
+  else if (strcmp(s, "root_check") == 0)
+    r = allreduce_checked(comm, stream);
   else
     r = symcomm_window_alloc(comm, COUNT * sizeof(int32_t), &win);
   TEST_ASSERT(!victim_here, "the victim lived through its call");
@@ -186,8 +190,11 @@ static void read_report(report_t *r, double deadline) {
 static int run(const char *s, int victim) {
   const char *op = strcmp(s, "init") == 0                                  ? "during init"
                    : strcmp(s, "split") == 0 || strcmp(s, "root_split") == 0 ? "during split"
+                   : strcmp(s, "root_check") == 0                            ? "during symcomm_allreduce"
                                                                              : "during window creation";
   unsetenv("SYMCOMM_TIMEOUT");
+  if (strcmp(s, "root_check") == 0)
+    setenv("SYMCOMM_CHECK", "1", 1);
   TEST_ASSERT(pipe(reports) == 0 && pipe(go) == 0);
   int port = test_free_port();
   pid_t pids[NRANKS];
@@ -259,7 +266,7 @@ static int run(const char *s, int victim) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: test_setup_faults init V|window V|split V|root_split|root_window|root_exit\n");
+            "usage: test_setup_faults init V|window V|split V|root_split|root_window|root_check|root_exit\n");
     return 2;
   }
   int victim = strncmp(argv[1], "root_", 5) == 0 ? 0 : argc > 2 ? atoi(argv[2]) : -1;

@@ -67,7 +67,7 @@ struct symcomm_comm {
   uint64_t session;
   sc_secret_t secret; /* its ranks' own: the fd exchange derives names and tokens from it */
 
-  sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
+  sc_wakeup_t abort_wake; /* readable once aborted or failed: interrupts host-side waits */
   atomic_bool aborted;
   /* How it failed, here or elsewhere in the job (comm_watch.c): written once,
    * under the watch list's lock, fail_text before `failed` (a symcomm_result_t,

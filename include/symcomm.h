@@ -128,8 +128,11 @@ SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, 
  * Waits first for the work it queued on any stream (each wait in it is bounded
  * by SYMCOMM_TIMEOUT; after symcomm_comm_abort, or once any rank of the job
  * failed, it ends at once). Streams made from it stay usable for synchronize,
- * query and destroy. Once it has returned, the handle is dead: a second
- * destroy, or an abort, returns SYMCOMM_ERR_INVALID_USAGE.
+ * query and destroy. Once it has returned, the handle is dead: using it in
+ * any call, destroy and abort included, is undefined (as in NCCL), since a
+ * new communicator may have been given the same address. Only an abort that
+ * races destroy from another thread (called before destroy returned) is
+ * safe.
  *
  * Leaving is not a failure: the other ranks may go on with work that does not
  * need this rank (sends and receives among themselves), and work that already

@@ -44,9 +44,16 @@ static sc_result_t sc_store_read_reply(sc_store_client_t *c, int64_t deadline,
   SC_CHECK(sc_socket_recv_all(c->fd, text, reply->text_len, deadline, c->abort_fd, c->root_text));
   text[reply->text_len] = '\0';
   *explained = true;
+  if (reply->arg == SC_STORE_ARG_SESSION_FAILED)
+    c->session_failed = true;
   sc_result_t status = (sc_result_t)reply->status;
   if (status > SYMCOMM_ERR_INTERNAL || status == SYMCOMM_IN_PROGRESS)
     status = SYMCOMM_ERR_REMOTE;
+  /* A sentence about this very rank (its own failure echoed) names it once. */
+  char me[32];
+  int me_len = snprintf(me, sizeof(me), "rank %d", c->rank);
+  if (strncmp(text, me, (size_t)me_len) == 0 && (text[me_len] == ' ' || text[me_len] == ':'))
+    return SC_RAISE(status, SC_BOOT, "%s", text);
   /* The root's sentences name the step already when it matters. */
   if (strstr(text, "'") != NULL)
     return SC_RAISE(status, SC_BOOT, "rank %d: %s", c->rank, text);

@@ -19,6 +19,7 @@ typedef struct sc_store_client {
   int rank, nranks;
   uint64_t session;
   bool broken; /* a request was cut short: the stream is out of step */
+  bool session_failed; /* the root answered that the session failed */
   char root_text[SC_SOCKADDR_TEXT + 8];
 } sc_store_client_t;
 

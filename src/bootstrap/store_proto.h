@@ -76,6 +76,10 @@ static inline sc_store_cause_t sc_store_watch_cause(int64_t arg) {
   return (sc_store_cause_t)((uint64_t)arg >> 32);
 }
 
+/* The arg of a request's failure reply when the session failed (the
+ * communicator is done for), rather than this request alone. */
+#define SC_STORE_ARG_SESSION_FAILED 1
+
 typedef struct sc_store_hello {
   uint32_t magic;
   uint16_t version;

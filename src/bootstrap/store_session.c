@@ -182,7 +182,7 @@ static sc_store_blob_t *sc_store_gather_result(sc_store_session_t *s, sc_store_g
 static bool sc_store_try_answer(sc_store_conn_t *conn) {
   sc_store_session_t *s = conn->session;
   if (s->failed != SYMCOMM_OK) {
-    sc_store_conn_reply(conn, s->failed, 0, NULL, 0, s->failed_text);
+    sc_store_conn_reply(conn, s->failed, SC_STORE_ARG_SESSION_FAILED, NULL, 0, s->failed_text);
     sc_store_unpark(conn);
     return true;
   }
@@ -659,7 +659,7 @@ void sc_store_session_handle(sc_store_conn_t *conn) {
     return;
   }
   if (s->failed != SYMCOMM_OK) {
-    sc_store_conn_reply(conn, s->failed, 0, NULL, 0, s->failed_text);
+    sc_store_conn_reply(conn, s->failed, SC_STORE_ARG_SESSION_FAILED, NULL, 0, s->failed_text);
     return;
   }
   switch (req->op) {

@@ -7,6 +7,7 @@
 
 #include "core/stream.h"
 #include "util/log.h"
+#include "util/round.h"
 
 /* Two buffers of `a` and `b` bytes that overlap, but not as the same start. */
 static bool sc_overlap(const void *x, size_t a, const void *y, size_t b) {
@@ -90,6 +91,12 @@ static sc_result_t sc_coll_check(struct symcomm_comm *comm, symcomm_stream_t str
   if (call->count > 0 && ((needs_send && call->sendbuf == NULL) || (needs_recv && call->recvbuf == NULL)))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL, "%s: %s is NULL", name,
                     needs_send && call->sendbuf == NULL ? "sendbuf" : "recvbuf");
+  bool send_wraps = needs_send && sc_range_wraps(call->sendbuf, send_bytes);
+  if (send_wraps || (needs_recv && sc_range_wraps(call->recvbuf, recv_bytes)))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
+                    "%s: %s of %zu bytes at %p runs past the end of the address space", name,
+                    send_wraps ? "sendbuf" : "recvbuf", send_wraps ? send_bytes : recv_bytes,
+                    send_wraps ? call->sendbuf : call->recvbuf);
   /* In place is the one overlap that works: sendbuf == recvbuf, or NCCL's
    * offsets for allgather and reducescatter. */
   const char *send = call->sendbuf, *recv = call->recvbuf;
@@ -155,7 +162,7 @@ static sc_result_t sc_coll_run(struct symcomm_comm *comm, symcomm_stream_t strea
   sc_error_clear();                                                  \
   SC_CHECK(sc_comm_check(comm));                                     \
   sc_coll_call_t call = {__VA_ARGS__};                               \
-  return sc_comm_finish(comm, sc_coll_run(comm, stream, &call, name))
+  return sc_comm_finish_during(comm, sc_coll_run(comm, stream, &call, name), name)
 
 symcomm_result_t symcomm_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                    symcomm_dtype_t dtype, symcomm_op_t op, symcomm_comm_t comm,

@@ -1,6 +1,7 @@
 /* Public one-sided operations on windows: put, signal, wait. */
 #include "core/stream.h"
 #include "util/log.h"
+#include "util/round.h"
 
 /* Checks a window and a stream for an operation on comm, the window's. */
 static sc_result_t sc_onesided_check(sc_window_t *win, symcomm_stream_t stream, const char *call,
@@ -33,6 +34,9 @@ static sc_result_t sc_put(sc_window_t *win, int peer, size_t dst_offset, const v
                     dst_offset, win->bytes);
   if (src == NULL && bytes > 0)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_put: src is NULL");
+  if (sc_range_wraps(src, bytes))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
+                    "symcomm_put: %zu bytes at %p run past the end of the address space", bytes, src);
   if (bytes == 0)
     return SYMCOMM_OK;
   return win->view->ops->copy(stream->stream, (char *)win->peer[peer] + dst_offset, src, bytes);

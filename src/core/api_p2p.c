@@ -9,6 +9,7 @@
 
 #include "core/stream.h"
 #include "util/log.h"
+#include "util/round.h"
 
 typedef struct sc_group_entry {
   struct symcomm_comm *comm;
@@ -41,6 +42,10 @@ static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t d
   if (count > SIZE_MAX / size)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: %zu elements of %zu bytes overflow",
                     call, count, size);
+  if (sc_range_wraps(buf, count * size))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                    "%s: %zu bytes at %p run past the end of the address space", call, count * size,
+                    buf);
   if (peer < 0 || peer >= comm->nranks)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: rank %d is not in [0, %d)", call,
                     peer, comm->nranks);

@@ -106,7 +106,7 @@ static sc_result_t sc_window_new(struct symcomm_comm *comm, size_t bytes, void *
 symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t bytes, symcomm_window_t *win) {
   sc_error_clear();
   SC_CHECK(sc_comm_check(comm));
-  return sc_comm_finish(comm, sc_window_new(comm, bytes, NULL, win));
+  return sc_comm_finish_during(comm, sc_window_new(comm, bytes, NULL, win), "window creation");
 }
 
 symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
@@ -116,7 +116,7 @@ symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t 
   sc_result_t res = ptr == NULL ? SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
                                            "symcomm_window_register: ptr is NULL")
                                 : sc_window_new(comm, bytes, ptr, win);
-  return sc_comm_finish(comm, res);
+  return sc_comm_finish_during(comm, res, "window creation");
 }
 
 void *symcomm_window_local(symcomm_window_t win) {
@@ -150,5 +150,5 @@ symcomm_result_t symcomm_window_free(symcomm_window_t win) {
    * communicator's list, marked freed, so that later use of the handle is
    * reported; destroy releases it. */
   sc_comm_drain(comm);
-  return sc_comm_finish(comm, sc_window_destroy(win));
+  return sc_comm_finish_during(comm, sc_window_destroy(win), "window release");
 }

@@ -67,7 +67,7 @@ struct symcomm_comm {
   uint64_t session;
   sc_secret_t secret; /* its ranks' own: the fd exchange derives names and tokens from it */
 
-  sc_wakeup_t abort_wake; /* readable once aborted: interrupts bootstrap waits */
+  sc_wakeup_t abort_wake; /* readable once aborted or failed: interrupts host-side waits */
   atomic_bool aborted;
   /* How it failed, here or elsewhere in the job (comm_watch.c): written once,
    * under the watch list's lock, fail_text before `failed` (a symcomm_result_t,
@@ -125,6 +125,15 @@ sc_result_t sc_comm_check(const struct symcomm_comm *comm);
  * (ABORTED once this rank aborted it); every public entry point that takes a
  * communicator returns through this. */
 sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res);
+/* The same for a call that creates or changes the communicator's shared
+ * state (`during` names it: "split", "window creation"). */
+sc_result_t sc_comm_finish_during(struct symcomm_comm *comm, sc_result_t res, const char *during);
+/* A failed wait of comm, while its rank did not abort it: res, unless the
+ * communicator failed (on another rank, or as the root said), which is then
+ * what the call reports, "during <during>" when given. Gives the monitor a
+ * moment to bring that news; a REMOTE result it does not confirm becomes
+ * comm's failure. */
+sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during);
 /* Copies this thread's error sentence to the communicator. */
 void sc_comm_note_error(struct symcomm_comm *comm);
 /* Fails once the communicator was aborted (ABORTED) or failed (its result and

@@ -1,13 +1,19 @@
 /* A communicator's memory, its options, and the checks every entry point makes. */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/comm.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/param.h"
 
 /* The first published symcomm_config_t ends after `name`. */
+/* The shortest timeout a job can work with. */
+#define SC_TIMEOUT_MIN_MS 100
+
 #define SC_CONFIG_V1_SIZE (offsetof(symcomm_config_t, name) + sizeof(const char *))
 
 sc_result_t sc_comm_check(const struct symcomm_comm *comm) {
@@ -26,9 +32,55 @@ void sc_comm_note_error(struct symcomm_comm *comm) {
     snprintf(comm->last_error, sizeof(comm->last_error), "%s", sc_error_last());
 }
 
-sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
+/* How long a call whose wait failed gives the monitor to bring the root's
+ * news of why: the root tells every watch as it answers the requests, and a
+ * root that died closes the watches with the requests' connections. */
+#define SC_COMM_NEWS_MS 100
+
+sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during) {
+  /* Only the owner's thread lists and unlists comm: this read is its own. */
+  if (!comm->watch.listed || atomic_load(&comm->aborted))
+    return res;
+  /* What the root said or did: its connection lost, or the session failed. */
+  bool from_root = comm->boot.client.broken || comm->boot.client.session_failed;
+  if (res != SYMCOMM_ERR_REMOTE && res != SYMCOMM_ERR_TIMEOUT && res != SYMCOMM_ERR_ABORTED &&
+      res != SYMCOMM_ERR_SYSTEM && !(res == SYMCOMM_ERR_INVALID_USAGE && from_root))
+    return res; /* not a wait that a failure elsewhere ends */
+  int64_t until = sc_now_ms() + SC_COMM_NEWS_MS;
+  while (atomic_load(&comm->failed) == SYMCOMM_OK && !atomic_load(&comm->aborted)) {
+    int64_t left = until - sc_now_ms();
+    if (left <= 0)
+      break;
+    /* Signalled when the monitor records a failure (or on abort). */
+    struct pollfd p = {.fd = comm->abort_wake.fd, .events = POLLIN};
+    if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+      break;
+  }
+  if (atomic_load(&comm->aborted))
+    return res;
+  sc_result_t failed = atomic_load(&comm->failed);
+  if (failed == SYMCOMM_OK) {
+    /* The root said the job failed, or went away: later calls are refused
+     * with this sentence whether or not the monitor's news follows. (A
+     * REMOTE of the call's own, a peer's refusal that the ranks agreed on,
+     * leaves the communicator working.) */
+    if (res == SYMCOMM_ERR_REMOTE && from_root)
+      sc_comm_watch_fail(comm, res, sc_error_last());
+    return res;
+  }
+  if (strstr(sc_error_last(), comm->fail_text) != NULL)
+    return res; /* says it already */
+  char text[sizeof(comm->fail_text) + 64];
+  snprintf(text, sizeof(text), "%s%s%s%s", during != NULL ? "during " : "",
+           during != NULL ? during : "", during != NULL ? ": " : "", comm->fail_text);
+  return sc_error_pass(failed, text);
+}
+
+sc_result_t sc_comm_finish_during(struct symcomm_comm *comm, sc_result_t res, const char *during) {
   if (res == SYMCOMM_OK || comm == NULL || comm->magic != SC_COMM_MAGIC)
     return res;
+  /* A wait that a failure elsewhere ended reports that failure. */
+  res = sc_comm_explain(comm, res, during);
   /* Whatever the abort made a call in progress see (the root's echo of it, a
    * closed connection), the call reports the abort; a bad argument stays the
    * caller's mistake, found before anything happened. */
@@ -37,6 +89,10 @@ sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
     res = sc_error_pass(SYMCOMM_ERR_ABORTED, "the communicator was aborted");
   sc_comm_note_error(comm);
   return res;
+}
+
+sc_result_t sc_comm_finish(struct symcomm_comm *comm, sc_result_t res) {
+  return sc_comm_finish_during(comm, res, NULL);
 }
 
 sc_result_t sc_comm_check_alive(struct symcomm_comm *comm) {
@@ -55,12 +111,13 @@ sc_result_t sc_comm_check_alive(struct symcomm_comm *comm) {
 sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_options_t *out) {
   sc_comm_options_t o = {.timeout_ms = 300000, .device = -1};
   SC_CHECK(sc_param_milliseconds(SC_PARAM_TIMEOUT, &o.timeout_ms));
-  /* It bounds every wait, counted from the last progress: under a millisecond
-   * nothing could ever finish. */
-  if (o.timeout_ms <= 0)
+  /* It bounds every wait, counted from the last progress, and waits derived
+   * from it are shorter still (half of it for passing memory handles): below
+   * a tenth of a second init itself could not finish. */
+  if (o.timeout_ms < SC_TIMEOUT_MIN_MS)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV,
                     "SYMCOMM_TIMEOUT=%s: every wait would give up at once; give the seconds a "
-                    "wait may go without progress, at least 0.001 (default %s)",
+                    "wait may go without progress, at least 0.1 (default %s)",
                     sc_param_string(SC_PARAM_TIMEOUT), sc_param_def(SC_PARAM_TIMEOUT)->default_value);
   long long device = -1;
   bool set = false;
@@ -83,9 +140,10 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
       return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_INIT,
                       "config built for symcomm %u, but this library is %d (another major version)",
                       config->version, SYMCOMM_VERSION);
-    if (config->timeout_ms < 0)
+    if (config->timeout_ms < 0 || (config->timeout_ms > 0 && config->timeout_ms < SC_TIMEOUT_MIN_MS))
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
-                      "config.timeout_ms = %d; use 0 for SYMCOMM_TIMEOUT", config->timeout_ms);
+                      "config.timeout_ms = %d; use 0 for SYMCOMM_TIMEOUT, or at least %d",
+                      config->timeout_ms, SC_TIMEOUT_MIN_MS);
     if (config->device < -1 || config->device >= SC_MAX_LOCAL_RANKS)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "config.device = %d is not -1..%d",
                       config->device, SC_MAX_LOCAL_RANKS - 1);

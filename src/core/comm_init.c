@@ -20,13 +20,15 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
                                      comm->abort_wake.fd),
                 res, fail);
   SC_CHECK_GOTO(sc_comm_watch_open(comm, root, comm->abort_wake.fd), res, fail);
+  SC_CHECK_GOTO(sc_comm_watch_start(comm), res, fail);
   SC_CHECK_GOTO(sc_comm_exchange_identity(comm), res, fail);
   SC_CHECK_GOTO(sc_comm_attach_device(comm), res, fail);
-  SC_CHECK_GOTO(sc_comm_watch_start(comm), res, fail);
+  sc_comm_watch_attach(comm);
   sc_comm_log_complete(comm, "world");
   *out = comm;
   return SYMCOMM_OK;
 fail:
+  res = sc_comm_explain(comm, res, "init");
   sc_comm_free_failed(comm);
   return res;
 }

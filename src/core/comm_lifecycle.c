@@ -5,9 +5,9 @@
  * communicator that is on the list, and destroy takes it off the list before
  * freeing anything, so neither ever touches freed memory. An abort during
  * destroy ends destroy's wait for the communicator's queued work. Once
- * destroy has returned, the handle is dead: abort and destroy then return
- * INVALID_USAGE without touching it (unless a new communicator has since been
- * given the same address). */
+ * destroy has returned, the handle is dead and its use undefined (symcomm.h):
+ * abort and destroy then return INVALID_USAGE without touching it, as long as
+ * no new communicator has been given the same address. */
 #include <stdio.h>
 
 #include "core/stream.h"

@@ -89,10 +89,11 @@ static sc_result_t sc_split_build(struct symcomm_comm *parent, const sc_split_me
                 res, fail);
   SC_CHECK_GOTO(sc_comm_watch_open(child, root, parent->abort_wake.fd), res, fail);
   child->root_rank = 0; /* the new rank 0 started the root */
+  SC_CHECK_GOTO(sc_comm_watch_start(child), res, fail);
   /* Every member has joined before anyone uses the new communicator. */
   SC_CHECK_GOTO(sc_bootstrap_barrier(&child->boot, "split:joined"), res, fail);
   SC_CHECK_GOTO(sc_comm_attach_device(child), res, fail);
-  SC_CHECK_GOTO(sc_comm_watch_start(child), res, fail);
+  sc_comm_watch_attach(child);
   SC_CHECK_GOTO(sc_comm_check_alive(parent), res, fail);
   sc_bootstrap_set_abort_fd(&child->boot, child->abort_wake.fd);
   free(parent_rank);
@@ -176,5 +177,5 @@ symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, int key,
                    color);
   else
     res = sc_comm_split(comm, color, key, newcomm);
-  return sc_comm_finish(comm, res);
+  return sc_comm_finish_during(comm, res, "split");
 }

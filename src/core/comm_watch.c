@@ -30,6 +30,16 @@ static size_t sc_watch_cap;
 
 /* ------------------------------------------------------------ failures */
 
+/* Sets the status block's stop word from the recorded failure. Lock held. */
+static void sc_comm_stop_programs_locked(struct symcomm_comm *comm) {
+  sc_dev_status_t *st = comm->status;
+  if (st == NULL)
+    return;
+  snprintf(st->why, sizeof(st->why), "%s", comm->watch.stop_why);
+  st->rank = comm->watch.stop_rank;
+  __atomic_store_n(&st->stop, (uint32_t)comm->watch.stop, __ATOMIC_RELEASE);
+}
+
 /* Records how comm failed (the first failure wins) and stops its programs:
  * `why` is what the device sentence quotes, `text` the sentence later calls
  * are refused with. Lock held. */
@@ -38,13 +48,14 @@ static void sc_comm_fail_locked(struct symcomm_comm *comm, sc_result_t result, s
   if (atomic_load(&comm->failed) != SYMCOMM_OK)
     return;
   snprintf(comm->fail_text, sizeof(comm->fail_text), "%s", text);
-  sc_dev_status_t *st = comm->status;
-  if (st != NULL) {
-    snprintf(st->why, sizeof(st->why), "%s", why);
-    st->rank = rank;
-    __atomic_store_n(&st->stop, (uint32_t)stop, __ATOMIC_RELEASE);
-  }
+  comm->watch.stop = (int)stop;
+  comm->watch.stop_rank = rank;
+  snprintf(comm->watch.stop_why, sizeof(comm->watch.stop_why), "%s", why);
+  if (comm->watch.attached)
+    sc_comm_stop_programs_locked(comm);
   atomic_store(&comm->failed, (int)result);
+  /* Host-side waits (bootstrap, fd exchange) poll this fd: they end now. */
+  sc_wakeup_signal(&comm->abort_wake);
 }
 
 /* Sends this rank's own failure or abort to the root, once. Lock held. */
@@ -143,7 +154,12 @@ static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
     SC_INFO(SC_INIT, "comm %p rank %d: its root went away: %s", (void *)comm, comm->rank, news.text);
     return;
   }
-  if (news.cause == SC_STORE_CAUSE_LOST) {
+  if (news.cause == SC_STORE_CAUSE_LOST && news.rank == comm->root_rank) {
+    /* The root outlives its process's ranks only long enough to say so. */
+    snprintf(text, sizeof(text), "rank %d exited (its process, which served the root, ended)",
+             news.rank);
+    sc_comm_fail_locked(comm, news.result, SC_STOP_PEER_EXITED, news.rank, news.text, text);
+  } else if (news.cause == SC_STORE_CAUSE_LOST) {
     snprintf(text, sizeof(text),
              "rank %d exited (its connection to the root dropped: the process ended or was killed)",
              news.rank);
@@ -162,14 +178,28 @@ static void sc_comm_on_watch_locked(struct symcomm_comm *comm) {
 }
 
 /* A program of this rank failed on its own: stop the communicator here and
- * tell the root. Lock held. */
+ * tell the root. Or a program heard of a failure from a peer's mark before
+ * the root's news came: record it, so that later calls are refused now (the
+ * rank it names, or its root, tells the others). Lock held. */
 static void sc_comm_check_local_locked(struct symcomm_comm *comm) {
+  if (!comm->watch.attached || comm->watch.local_seen)
+    return; /* status is written by attach, without the lock, until then */
   sc_dev_status_t *st = comm->status;
-  if (st == NULL || comm->watch.local_seen || __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) != 2)
+  uint32_t failed = st != NULL ? __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) : 0;
+  if (failed != 2 && failed != 3)
     return;
   comm->watch.local_seen = true;
   char text[sizeof(comm->fail_text)];
   sc_dev_error_describe(&st->error, text, sizeof(text));
+  if (failed == 3) {
+    bool stop = st->error.kind == SC_DEV_ABORTED;
+    sc_comm_fail_locked(comm, sc_backend_dev_result(&st->error),
+                        stop ? (sc_stop_t)st->error.stop : SC_STOP_PEER_FAILED,
+                        stop ? st->error.stop_rank : (int)st->error.a, text, text);
+    SC_INFO(SC_INIT, "comm %p rank %d: %s (a peer's mark said so); its work stops", (void *)comm,
+            comm->rank, text);
+    return;
+  }
   SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,
           comm->rank, text);
   sc_comm_fail_locked(comm, sc_backend_dev_result(&st->error), SC_STOP_FAILED_HERE, comm->rank,
@@ -316,6 +346,23 @@ sc_result_t sc_comm_watch_start(struct symcomm_comm *comm) {
   }
   pthread_mutex_unlock(&sc_watch_lock);
   return res;
+}
+
+void sc_comm_watch_attach(struct symcomm_comm *comm) {
+  pthread_mutex_lock(&sc_watch_lock);
+  comm->watch.attached = true;
+  if (atomic_load(&comm->failed) != SYMCOMM_OK)
+    sc_comm_stop_programs_locked(comm);
+  pthread_mutex_unlock(&sc_watch_lock);
+}
+
+void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const char *text) {
+  pthread_mutex_lock(&sc_watch_lock);
+  if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
+    sc_comm_fail_locked(comm, result, SC_STOP_SESSION_FAILED, -1, text, text);
+    SC_INFO(SC_INIT, "comm %p rank %d: %s; its work stops", (void *)comm, comm->rank, text);
+  }
+  pthread_mutex_unlock(&sc_watch_lock);
 }
 
 void sc_comm_watch_stop(struct symcomm_comm *comm) {

@@ -41,6 +41,7 @@ struct symcomm_comm;
 typedef struct sc_comm_watch {
   sc_store_watch_t conn;    /* the watch on the root (fd -1 before it opens, after news) */
   bool listed;              /* on the process's list */
+  bool attached;            /* its status block exists: a failure also stops its programs */
   bool destroying;          /* symcomm_comm_destroy has begun */
   bool told_root;           /* this rank's own failure or abort went to the root */
   bool local_seen;          /* the status block's own failure was handled */
@@ -48,6 +49,8 @@ typedef struct sc_comm_watch {
                                communicator: the root's end fails nothing */
   bool root_gone;           /* the root ended without failing: the monitor looks for
                                ended processes of this host's ranks itself */
+  int stop, stop_rank;      /* the recorded failure as its programs see it (sc_stop_t) */
+  char stop_why[768];       /* SC_STATUS_WHY_BYTES */
   struct symcomm_comm *next;
 } sc_comm_watch_t;
 
@@ -58,8 +61,19 @@ typedef struct sc_comm_watch {
  * in the socket until the watch starts. */
 sc_result_t sc_comm_watch_open(struct symcomm_comm *comm, const sc_root_addr_t *root,
                                int abort_fd);
-/* Puts comm, whose device is attached, on the list: the monitor watches it. */
+/* Puts comm on the list as soon as its watch is open: the monitor watches it
+ * from then on, also while init or split still exchange what the device
+ * needs, and a failure it hears of ends those host-side waits at once (it
+ * signals comm's abort_wake; comm->aborted stays false). */
 sc_result_t sc_comm_watch_start(struct symcomm_comm *comm);
+/* comm's device is attached: failures stop its programs from now on (one
+ * recorded before does so now; the calls that follow are refused, as after a
+ * failure that arrives the moment init or split returns). */
+void sc_comm_watch_attach(struct symcomm_comm *comm);
+/* A call of this thread learned that the job failed (a REMOTE result the
+ * monitor has not recorded yet): it becomes comm's failure now, so that later
+ * calls are refused with this sentence. */
+void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const char *text);
 /* Takes comm off the list, so that neither abort nor the monitor touches it
  * again, and closes its watch. Safe on a communicator never listed. */
 void sc_comm_watch_stop(struct symcomm_comm *comm);

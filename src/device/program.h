@@ -198,7 +198,8 @@ typedef struct sc_dev_error {
 typedef struct sc_dev_status {
   uint32_t stop;   /* sc_stop_t; 0 while the communicator works */
   int32_t rank;    /* the rank `stop` names (-1: none) */
-  uint32_t failed; /* device-written: 0, 1 (being filled) or 2 (error is complete) */
+  uint32_t failed; /* device-written: 0, 1 (being filled), 2 (error is complete) or 3 (complete,
+                      and a peer's mark told it: the host records it, tells nobody) */
   uint32_t reserved;
   uint64_t departed; /* host-written: local ranks that left (bit = local rank) */
   sc_dev_error_t error;            /* device-written: the program's own failure */

@@ -12,18 +12,28 @@ SC_DEV_FN int sc_dev_error_fails_comm(int kind) {
   return kind == SC_DEV_TIMEOUT || kind == SC_DEV_P2P_TIMEOUT || kind == SC_DEV_BARRIER_TIMEOUT;
 }
 
+/* Failures this program heard of from a peer's mark (a barrier's, or a stop
+ * relayed by a pair) rather than from its own status block (whose stop comes
+ * with the block's sentence): the host may not know them yet. */
+SC_DEV_FN int sc_dev_error_relayed(const sc_dev_error_t *err) {
+  return err->kind == SC_DEV_COLL_FAILED || (err->kind == SC_DEV_ABORTED && err->why == 0);
+}
+
 /* Run by a program that ended with `err` (one thread of it, at its end): the
- * first failure of its communicator that starts here goes into the status
- * block, for the host to see in the background. */
+ * first failure of its communicator that starts here (failed = 2), or that
+ * only a peer's mark told it of (failed = 3), goes into the status block, for
+ * the host to see: every later call is refused at once. */
 SC_DEV_FN void sc_dev_publish_failure(sc_dev_status_t *status, const sc_dev_error_t *err) {
   /* A wait for a rank that left fails this rank's communicator only: the
    * host stops it here without telling the root, as the others may go on. */
-  if (status == 0 || (!sc_dev_error_fails_comm(err->kind) && err->kind != SC_DEV_PEER_LEFT))
+  int relayed = sc_dev_error_relayed(err);
+  if (status == 0 ||
+      (!relayed && !sc_dev_error_fails_comm(err->kind) && err->kind != SC_DEV_PEER_LEFT))
     return;
   if (!sc_dev_cas32(&status->failed, 0, 1))
     return; /* an earlier one is there */
   status->error = *err;
-  sc_dev_store32(&status->failed, 2);
+  sc_dev_store32(&status->failed, relayed ? 3u : 2u);
 }
 
 /* What a program that gives up leaves where its peers will look (a barrier:

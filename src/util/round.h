@@ -3,6 +3,7 @@
 #ifndef SC_UTIL_ROUND_H
 #define SC_UTIL_ROUND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,12 @@ static inline size_t sc_round_up(size_t n, size_t unit) {
   if (rest == 0)
     return n;
   return n > SIZE_MAX - (unit - rest) ? 0 : n + (unit - rest);
+}
+
+/* Whether [p, p + bytes) runs past the end of the address space: no buffer
+ * can, and a pointer sum past it would wrap to low memory. */
+static inline bool sc_range_wraps(const void *p, size_t bytes) {
+  return bytes > 0 && bytes - 1 > UINTPTR_MAX - (uintptr_t)p;
 }
 
 #endif

@@ -262,10 +262,13 @@ static sc_result_t sc_socket_wait(int fd, short events, int64_t deadline_ms, int
         continue;
       return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_NET, "poll while %s %s failed", what, peer);
     }
-    if (abort_fd >= 0 && (p[1].revents & POLLIN))
-      return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_NET, "communicator aborted while %s %s", what, peer);
+    /* What already arrived is taken first: a failure elsewhere, which also
+     * wakes this fd, must not cut off a reply the peers have all received
+     * (they go on as if this rank had it too). */
     if (p[0].revents != 0)
       return SYMCOMM_OK;
+    if (abort_fd >= 0 && (p[1].revents & POLLIN))
+      return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_NET, "communicator aborted while %s %s", what, peer);
     if (n == 0 && deadline_ms != SC_DEADLINE_NEVER && sc_now_ms() >= deadline_ms)
       return SC_RAISE(SYMCOMM_ERR_TIMEOUT, SC_NET, "timed out while %s %s", what, peer);
   }

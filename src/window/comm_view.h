@@ -23,7 +23,7 @@ typedef struct sc_comm_view {
   const sc_backend_ops_t *ops;
   sc_device_t *device;
   sc_dev_status_t *status; /* device-readable: its stop word ends every wait of its programs */
-  int abort_fd;            /* readable once aborted (host-side waits) */
+  int abort_fd;            /* readable once aborted or failed (host-side waits) */
   int64_t timeout_ms;
   sc_guard_t guard;        /* what bounds its programs' waits (status and timeout) */
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */

@@ -1,9 +1,13 @@
 #include "test_util.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,4 +61,16 @@ void test_set_rank_env(int rank, int nranks, int port) {
   setenv("SYMCOMM_WORLD_SIZE", buf, 1);
   snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
   setenv("SYMCOMM_ADDR", buf, 1);
+}
+
+void test_reap_ranks(const int *pids, int n, int killed) {
+  for (int q = 0; q < n; q++) {
+    int status;
+    TEST_ASSERT(waitpid(pids[q], &status, 0) == pids[q]);
+    if (q == killed)
+      TEST_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    else
+      TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank %d ended with status %d", q,
+                  status);
+  }
 }

@@ -42,8 +42,13 @@ double test_now(void);
 
 /* A loopback TCP port that was free a moment ago (for SYMCOMM_ADDR). */
 int test_free_port(void);
-/* The variables a user sets by hand for one rank of a job whose root is at
- * 127.0.0.1:port (SYMCOMM_RANK, SYMCOMM_WORLD_SIZE, SYMCOMM_ADDR). */
+
+/* What a user would set by hand for one rank of a job started without a
+ * launcher: SYMCOMM_RANK, SYMCOMM_WORLD_SIZE, SYMCOMM_ADDR=127.0.0.1:port. */
 void test_set_rank_env(int rank, int nranks, int port);
+
+/* Waits for the ranks' processes: `killed` (-1: none) must have died of
+ * SIGKILL, every other one exited with status 0. */
+void test_reap_ranks(const int *pids, int n, int killed);
 
 #endif

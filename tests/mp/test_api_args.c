@@ -68,6 +68,16 @@ static void test_comm_sentences(symcomm_comm_t comm) {
                        bad, "signal slot 64");
   EXPECT_COMM_SENTENCE(comm, symcomm_recv(buf, 8, SYMCOMM_UINT8, 3, comm, stream), bad, "rank 3 is not in");
   EXPECT_COMM_SENTENCE(comm, symcomm_broadcast(buf, buf, 8, SYMCOMM_UINT8, 2, comm, stream), bad, "root 2");
+  /* Buffers whose bytes would run past the end of the address space. */
+  void *near_end = (void *)(UINTPTR_MAX - 15);
+  EXPECT_COMM_SENTENCE(comm, symcomm_allreduce(near_end, buf, 8, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream),
+                       bad, "sendbuf of 32 bytes at");
+  EXPECT_COMM_SENTENCE(comm, symcomm_allgather(buf, near_end, 17, SYMCOMM_UINT8, comm, stream), bad,
+                       "recvbuf of 17 bytes at");
+  EXPECT_COMM_SENTENCE(comm, symcomm_send(near_end, 3, SYMCOMM_INT64, 1, comm, stream), bad,
+                       "past the end of the address space");
+  EXPECT_COMM_SENTENCE(comm, symcomm_put(live, 0, 0, near_end, 17, stream), bad,
+                       "past the end of the address space");
   EXPECT_COMM_SENTENCE(comm, symcomm_mem_alloc(comm, 0, &p), bad, "0 bytes");
   EXPECT_COMM_SENTENCE(comm, symcomm_mem_free(comm, buf), bad, "is not a buffer from symcomm_mem_alloc");
   EXPECT_COMM_SENTENCE(comm, symcomm_window_alloc(comm, 0, &w), bad, "a window of 0 bytes");
@@ -123,6 +133,9 @@ static void expect_env(const char *var, const char *value, symcomm_result_t expe
 static void test_env_values(void) {
   expect_env("SYMCOMM_TIMEOUT", "0", SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_TIMEOUT=0: every wait");
   expect_env("SYMCOMM_TIMEOUT", "0.0001", SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_TIMEOUT=0.0001");
+  /* Accepted once, but then no init could finish: its exchanges get half of it. */
+  expect_env("SYMCOMM_TIMEOUT", "0.001", SYMCOMM_ERR_INVALID_ARGUMENT, "at least 0.1");
+  expect_env("SYMCOMM_TIMEOUT", "0.1", SYMCOMM_OK, "");
   expect_env("SYMCOMM_TIMEOUT", "-3", SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_TIMEOUT");
   expect_env("SYMCOMM_TIMEOUT", "0.5", SYMCOMM_OK, "");
   expect_env("SYMCOMM_SPIN_US", "-2", SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_SPIN_US=-2");

@@ -25,6 +25,12 @@ static int rank, size;
 static void test_destroy(void) {
   symcomm_stream_t s;
   TEST_OK(symcomm_stream_create(comm, &s));
+  /* Both ranks are this far before rank 0 aborts: rank 1's monitor watches
+   * from init on, so an abort during its init or stream_create ends those. */
+  int32_t mine = 100 + rank, sum = 0;
+  TEST_OK(symcomm_allreduce(&mine, &sum, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s));
+  TEST_OK(symcomm_stream_synchronize(s));
+  TEST_ASSERT(sum == 201, "all-reduce gave %d", sum);
   char buf[1 << 16];
   memset(buf, 7, sizeof(buf));
   if (rank == 0) { /* a send nobody will receive */

@@ -419,15 +419,7 @@ static int run(const char *scenario, int victim) {
   /* Everyone may leave now. */
   for (int q = 0; q < NRANKS; q++)
     TEST_ASSERT(write(job.go[1], "g", 1) == 1);
-  for (int q = 0; q < NRANKS; q++) {
-    int status;
-    TEST_ASSERT(waitpid(pids[q], &status, 0) == pids[q]);
-    if (q == victim)
-      TEST_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    else
-      TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank %d ended with status %d", q,
-                  status);
-  }
+  test_reap_ranks(pids, NRANKS, victim);
   for (int q = 0; q < NRANKS; q++)
     TEST_ASSERT(kill(pids[q], 0) != 0 && errno == ESRCH, "rank %d's process is still there", q);
   TEST_ASSERT(memfds_held(pids, NRANKS) == 0);

@@ -105,6 +105,12 @@ static void test_told(sc_store_cause_t cause) {
   TEST_ASSERT(test_contains(sc_error_last(), cause == SC_STORE_CAUSE_ABORTED ? "rank 1 aborted"
                                                                              : "rank 1 failed: waited"),
               "%s", sc_error_last());
+  TEST_ASSERT(c[0].session_failed, "the reply did not say that the session failed");
+  /* Rank 1 hears its own failure, naming itself once. */
+  TEST_EXPECT_RESULT(sc_store_gather(&c[1], "after#0", &x, sizeof(x), all), SYMCOMM_ERR_REMOTE);
+  TEST_ASSERT(strncmp(sc_error_last(), "rank 1 failed: waited", 21) == 0 ||
+                  strncmp(sc_error_last(), "rank 1 aborted", 14) == 0,
+              "%s", sc_error_last());
   /* A watch opened after the failure hears it at once. */
   sc_store_client_t late;
   TEST_ASSERT(sc_store_client_connect(&late, &root.addr, SESSION, 0, 2, 10000, -1) != SYMCOMM_OK,

@@ -29,6 +29,21 @@ typedef struct sc_stream sc_stream_t;
 typedef struct sc_event sc_event_t;
 typedef struct sc_devmem sc_devmem_t; /* an exportable allocation, or a peer's, mapped here */
 
+/* How a launch runs: its grid, and the communicator it belongs to. Each of
+ * `blocks` blocks runs the program with its own block index
+ * (sc_dev_block); a block synchronizes only with the block of the same
+ * index on other ranks, never with another block of its own launch, so a
+ * backend may run the blocks in parallel (CUDA) or one after another (the
+ * simulated backend). */
+typedef struct sc_launch {
+  uint32_t blocks;               /* >= 1 */
+  struct sc_dev_status *status;  /* the communicator's status block: where a failure of the
+                                    launch is published (NULL: none) */
+} sc_launch_t;
+
+/* One block, for a program that is a single protocol step. */
+#define SC_LAUNCH_ONE(status) (&(sc_launch_t){1, (status)})
+
 typedef struct sc_backend_ops {
   size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */
   const char *name;
@@ -55,8 +70,19 @@ typedef struct sc_backend_ops {
   sc_result_t (*host_alloc)(sc_device_t *device, size_t bytes, void **ptr);
   void (*host_free)(sc_device_t *device, void *ptr);
 
+  /* ---- device memory of this rank only (protocol state, descriptors that
+   * programs read): zeroed when allocated; `upload` copies host data into it
+   * and returns when done. Setup-time only: never on the enqueue path. */
+  sc_result_t (*dev_alloc)(sc_device_t *device, size_t bytes, void **ptr);
+  void (*dev_free)(sc_device_t *device, void *ptr);
+  sc_result_t (*upload)(sc_device_t *device, void *dst, const void *src, size_t bytes);
+
   /* ---- streams and events */
   sc_result_t (*stream_create)(sc_device_t *device, sc_stream_t **stream);
+  /* A stream of the caller's (a cudaStream_t) used without owning it:
+   * destroy forgets it and leaves the native stream alone. UNSUPPORTED on a
+   * backend without native streams. */
+  sc_result_t (*stream_wrap)(sc_device_t *device, void *native, sc_stream_t **stream);
   /* Waits for the queued work (or its failure), then frees. */
   void (*stream_destroy)(sc_stream_t *stream);
   /* OK when done; the stream's error if it stopped; TIMEOUT at the deadline
@@ -78,10 +104,14 @@ typedef struct sc_backend_ops {
 
   /* ---- stream-ordered work */
   sc_result_t (*copy)(sc_stream_t *stream, void *dst, const void *src, size_t bytes);
-  /* Runs a device program (src/device/program.h) with a copy of its arguments. */
+  /* Runs a device program (src/device/program.h) with a copy of its
+   * arguments (kernel parameters: at most SC_LAUNCH_ARGS_MAX bytes). */
   sc_result_t (*launch)(sc_stream_t *stream, sc_program_t program, const void *args,
-                        size_t args_bytes);
+                        size_t args_bytes, const sc_launch_t *how);
 } sc_backend_ops_t;
+
+/* CUDA's limit on kernel parameters without a newer driver's extension. */
+#define SC_LAUNCH_ARGS_MAX 4096
 
 /* The backends of this build; "cuda" is absent until the CUDA backend exists. */
 extern const sc_backend_ops_t sc_backend_host;

@@ -132,7 +132,7 @@ sc_result_t sc_coll_barrier(sc_coll_t *c, sc_stream_t *s, uint64_t tag) {
   a.target = ++c->barriers * (uint64_t)v->nranks;
   a.value = tag;
   a.guard = c->guard;
-  return v->ops->launch(s, SC_PROGRAM_BARRIER, &a, sizeof(a));
+  return v->ops->launch(s, SC_PROGRAM_BARRIER, &a, sizeof(a), SC_LAUNCH_ONE(v->status));
 }
 
 sc_result_t sc_coll_reduce(sc_coll_t *c, sc_stream_t *s, void *dst, const void *const *srcs,
@@ -149,7 +149,7 @@ sc_result_t sc_coll_reduce(sc_coll_t *c, sc_stream_t *s, void *dst, const void *
   a.dtype = dtype;
   a.op = op;
   a.avg_divisor = c->view->nranks;
-  return c->view->ops->launch(s, SC_PROGRAM_REDUCE, &a, sizeof(a));
+  return c->view->ops->launch(s, SC_PROGRAM_REDUCE, &a, sizeof(a), SC_LAUNCH_ONE(c->view->status));
 }
 
 sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const void *const *src,
@@ -166,7 +166,7 @@ sc_result_t sc_coll_copies(sc_coll_t *c, sc_stream_t *s, void *const *dst, const
       a.n++;
     }
     if (a.n > 0)
-      SC_CHECK(c->view->ops->launch(s, SC_PROGRAM_COPIES, &a, sizeof(a)));
+      SC_CHECK(c->view->ops->launch(s, SC_PROGRAM_COPIES, &a, sizeof(a), SC_LAUNCH_ONE(c->view->status)));
   }
   return SYMCOMM_OK;
 }
@@ -247,7 +247,7 @@ sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_
     sc_wait_args_t w = {.slot = &pad->slots[SC_COLL_SLOT_ORDER], .value = c->calls,
                         .cmp = SC_CMP_OP_GE, .bell = &pad->bell,
                         .guard = c->guard};
-    SC_CHECK(v->ops->launch(stream, SC_PROGRAM_WAIT, &w, sizeof(w)));
+    SC_CHECK(v->ops->launch(stream, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(v->status)));
   }
   c->last_stream = stream;
   uint64_t tag = sc_coll_tag(c, call);
@@ -264,6 +264,6 @@ sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_
   c->calls++;
   sc_signal_args_t done = {.slot = &pad->slots[SC_COLL_SLOT_ORDER], .value = c->calls,
                            .op = SC_SIGNAL_OP_SET, .bell = &pad->bell};
-  sc_result_t r2 = v->ops->launch(stream, SC_PROGRAM_SIGNAL, &done, sizeof(done));
+  sc_result_t r2 = v->ops->launch(stream, SC_PROGRAM_SIGNAL, &done, sizeof(done), SC_LAUNCH_ONE(v->status));
   return res != SYMCOMM_OK ? res : r2;
 }

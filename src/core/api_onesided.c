@@ -64,7 +64,7 @@ static sc_result_t sc_signal(sc_window_t *win, int peer, int slot, uint64_t valu
   sc_window_pad_t *pad = win->pads[peer];
   sc_signal_args_t args = {.slot = &pad->slots[slot], .value = value, .op = (int)op,
                            .bell = &pad->bell};
-  return win->view->ops->launch(stream->stream, SC_PROGRAM_SIGNAL, &args, sizeof(args));
+  return win->view->ops->launch(stream->stream, SC_PROGRAM_SIGNAL, &args, sizeof(args), SC_LAUNCH_ONE(win->view->status));
 }
 
 symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset, const void *src,
@@ -122,7 +122,7 @@ symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot, symcomm_cmp
                            .bell = &pad->bell,
                            .guard = win->view->guard};
     args.guard.call = SC_CALL_WAIT_SIGNAL;
-    res = win->view->ops->launch(stream->stream, SC_PROGRAM_WAIT, &args, sizeof(args));
+    res = win->view->ops->launch(stream->stream, SC_PROGRAM_WAIT, &args, sizeof(args), SC_LAUNCH_ONE(win->view->status));
   }
   return sc_comm_finish(comm, res);
 }

@@ -1,8 +1,30 @@
 /* What a backend gives device programs. A backend defines these before it
  * includes any program header (every device header but program.h):
  *
- *   typedef ... sc_dev_ctx_t;     the state of one launch (its guard, its
- *                                 progress clock, where its error goes)
+ *   typedef ... sc_dev_ctx_t;     the state of one block of a launch (its
+ *                                 guard, its progress clock, where its error
+ *                                 goes, its block index)
+ *
+ * Blocks and threads (backend.h's sc_launch_t): a launch runs `blocks`
+ * blocks; a block may be many threads (CUDA) or one (the simulated backend).
+ * Every thread of a block runs the program; protocol steps (flags, signals,
+ * waits) are done by the leader alone, bulk data by all threads together.
+ *
+ *   uint32_t sc_dev_block(const sc_dev_ctx_t *ctx);  this block's index
+ *   uint32_t sc_dev_blocks(const sc_dev_ctx_t *ctx); blocks in the launch
+ *   uint32_t sc_dev_thread(const sc_dev_ctx_t *ctx); this thread's index in the block
+ *   uint32_t sc_dev_threads(const sc_dev_ctx_t *ctx); threads in the block (bulk
+ *       loops stride by it: element i on thread i % threads)
+ *   int sc_dev_leader(const sc_dev_ctx_t *ctx);      1 on one thread of the block
+ *   void sc_dev_sync(sc_dev_ctx_t *ctx);             every thread of the block
+ *       arrives before any goes on (memory of the block's threads visible)
+ *   int sc_dev_share(sc_dev_ctx_t *ctx, int v);      the leader's v, on every
+ *       thread (a block-wide sync): how a wait's outcome reaches the block
+ *
+ * Memory order: the flag operations below act at system scope (other GPUs
+ * and the host see them); a release orders every earlier write of the
+ * block that the block synced before it (sc_dev_sync first, then the
+ * leader's release).
  *
  *   uint64_t sc_dev_load(const uint64_t *p);         acquire load
  *   void sc_dev_store(uint64_t *p, uint64_t v);      release store
@@ -15,6 +37,7 @@
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
  *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);
+ *       called by every thread of the block together; they share the work
  *   int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
  *       takes the program's guard, starts the clock and notes in the error
  *       record what the launch belongs to (guard call and seq); returns

@@ -153,7 +153,7 @@ sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *o
   args->rank = p->view->rank;
   args->reserved = 0;
   memcpy(args->ops, ops, sizeof(sc_p2p_op_t) * (size_t)n);
-  sc_result_t res = p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes);
+  sc_result_t res = p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, SC_LAUNCH_ONE(p->view->status));
   free(args);
   if (res != SYMCOMM_OK)
     sc_p2p_cancel(p, ops, n);

@@ -16,7 +16,7 @@ typedef struct test_pad {
 static inline void launch_signal(sc_stream_t *s, test_pad_t *pad, int slot, uint64_t value,
                                  int op) {
   sc_signal_args_t a = {.slot = &pad->slot[slot], .value = value, .op = op, .bell = &pad->bell};
-  TEST_OK(sc_backend_host.launch(s, SC_PROGRAM_SIGNAL, &a, sizeof(a)));
+  TEST_OK(sc_backend_host.launch(s, SC_PROGRAM_SIGNAL, &a, sizeof(a), SC_LAUNCH_ONE(NULL)));
 }
 
 static inline sc_wait_args_t wait_args(test_pad_t *pad, int slot, uint64_t value,
@@ -32,7 +32,7 @@ static inline sc_wait_args_t wait_args(test_pad_t *pad, int slot, uint64_t value
 static inline void launch_wait(sc_stream_t *s, test_pad_t *pad, int slot, uint64_t value,
                                int64_t timeout_ms, sc_dev_status_t *status) {
   sc_wait_args_t a = wait_args(pad, slot, value, timeout_ms, status);
-  TEST_OK(sc_backend_host.launch(s, SC_PROGRAM_WAIT, &a, sizeof(a)));
+  TEST_OK(sc_backend_host.launch(s, SC_PROGRAM_WAIT, &a, sizeof(a), SC_LAUNCH_ONE(NULL)));
 }
 
 #endif

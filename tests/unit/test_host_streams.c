@@ -164,15 +164,15 @@ static void test_launch_checks(void) {
   sc_stream_t *s = NULL;
   TEST_OK(B->stream_create(dev, &s));
   sc_wait_args_t w = wait_args(&pad, 0, 1, 100, NULL);
-  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w) - 8),
+  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w) - 8, SC_LAUNCH_ONE(NULL)),
                      SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(test_contains(sc_error_last(), "WAIT takes"), "%s", sc_error_last());
-  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_WAIT, NULL, sizeof(w)), SYMCOMM_ERR_INVALID_ARGUMENT);
-  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_COUNT, &w, sizeof(w)), SYMCOMM_ERR_INVALID_ARGUMENT);
-  TEST_EXPECT_RESULT(B->launch(s, (sc_program_t)-1, &w, sizeof(w)), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_WAIT, NULL, sizeof(w), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_COUNT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(B->launch(s, (sc_program_t)-1, &w, sizeof(w), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_INVALID_ARGUMENT);
   /* A P2P batch is a header and nops ops. */
   sc_p2p_args_t p2p = {.nops = 2};
-  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_P2P, &p2p, sizeof(p2p)), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_P2P, &p2p, sizeof(p2p), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(1000)));
   B->stream_destroy(s);
 }

@@ -60,7 +60,7 @@ static void test_timeout(void) {
   TEST_ASSERT(other_marker == 0);
   sc_signal_args_t sig = {
       .slot = &pad->slot[1], .value = 1, .op = SC_SIGNAL_OP_SET, .bell = &pad->bell};
-  TEST_EXPECT_RESULT(B->launch(other, SC_PROGRAM_SIGNAL, &sig, sizeof(sig)), SYMCOMM_ERR_TIMEOUT);
+  TEST_EXPECT_RESULT(B->launch(other, SC_PROGRAM_SIGNAL, &sig, sizeof(sig), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_TIMEOUT);
   TEST_ASSERT(pad->slot[1] == 0);
   /* A record on a failed stream fails its event at once. */
   sc_event_t *late = NULL;
@@ -128,7 +128,7 @@ static void test_peer_stop(void) {
   sc_wait_args_t w = wait_args(pad, 0, 1, 30000, status);
   w.guard.call = SC_CALL_COLL + 0; /* an all-reduce */
   w.guard.seq = 40432;
-  TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+  TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
   usleep(150 * 1000);
   status->rank = 3;
   __atomic_store_n(&status->stop, SC_STOP_PEER_EXITED, __ATOMIC_RELEASE);
@@ -151,7 +151,7 @@ static void test_publish(void) {
     TEST_OK(B->stream_create(dev, &s));
     sc_wait_args_t w = wait_args(pad, 0, 7 + (uint64_t)i, 100, status);
     w.guard.call = SC_CALL_WAIT_SIGNAL;
-    TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+    TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
     TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_deadline_after(10000)), SYMCOMM_ERR_TIMEOUT);
     B->stream_destroy(s);
   }
@@ -260,13 +260,13 @@ static void ring_member(int fd, int me) {
                           .cmp = SC_CMP_OP_EQ,
                           .bell = &pad->bell,
                           .guard = {.status = NULL, .timeout_ms = 20000}};
-      TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+      TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
     }
     sc_signal_args_t sig = {.slot = &pad->slot[(me + 1) % RING_PROCS],
                             .value = 1,
                             .op = SC_SIGNAL_OP_ADD,
                             .bell = &pad->bell};
-    TEST_OK(B->launch(s, SC_PROGRAM_SIGNAL, &sig, sizeof(sig)));
+    TEST_OK(B->launch(s, SC_PROGRAM_SIGNAL, &sig, sizeof(sig), SC_LAUNCH_ONE(NULL)));
   }
   if (me == 0) { /* the last lap comes back */
     sc_wait_args_t w = {.slot = &pad->slot[0],
@@ -274,7 +274,7 @@ static void ring_member(int fd, int me) {
                         .cmp = SC_CMP_OP_EQ,
                         .bell = &pad->bell,
                         .guard = {.status = NULL, .timeout_ms = 20000}};
-    TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w)));
+    TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
   }
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(60000)));
   B->stream_destroy(s);

@@ -23,7 +23,12 @@ const sc_backend_ops_t sc_backend_host = {
     .host_alloc = sc_host_host_alloc,
     .host_free = sc_host_host_free,
 
+    .dev_alloc = sc_host_dev_alloc,
+    .dev_free = sc_host_dev_free,
+    .upload = sc_host_upload,
+
     .stream_create = sc_host_stream_create,
+    .stream_wrap = sc_host_stream_wrap,
     .stream_destroy = sc_host_stream_destroy,
     .stream_synchronize = sc_host_stream_synchronize,
     .stream_query = sc_host_stream_query,

@@ -44,3 +44,18 @@ void sc_host_host_free(sc_device_t *device, void *ptr) {
   (void)device;
   free(ptr);
 }
+
+/* The simulated device's own memory is the process's: the same allocation as
+ * host memory it shares with the host. */
+sc_result_t sc_host_dev_alloc(sc_device_t *device, size_t bytes, void **ptr) {
+  return sc_host_host_alloc(device, bytes, ptr);
+}
+
+void sc_host_dev_free(sc_device_t *device, void *ptr) { sc_host_host_free(device, ptr); }
+
+sc_result_t sc_host_upload(sc_device_t *device, void *dst, const void *src, size_t bytes) {
+  (void)device;
+  if (bytes > 0)
+    memcpy(dst, src, bytes);
+  return SYMCOMM_OK;
+}

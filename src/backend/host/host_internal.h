@@ -31,6 +31,9 @@ void sc_host_device_close(sc_device_t *device);
 size_t sc_host_granularity(sc_device_t *device);
 sc_result_t sc_host_host_alloc(sc_device_t *device, size_t bytes, void **ptr);
 void sc_host_host_free(sc_device_t *device, void *ptr);
+sc_result_t sc_host_dev_alloc(sc_device_t *device, size_t bytes, void **ptr);
+void sc_host_dev_free(sc_device_t *device, void *ptr);
+sc_result_t sc_host_upload(sc_device_t *device, void *dst, const void *src, size_t bytes);
 
 /* ---- host_memory.c */
 sc_result_t sc_host_mem_alloc(sc_device_t *device, size_t bytes, sc_devmem_t **mem);
@@ -48,7 +51,8 @@ sc_result_t sc_host_stream_query(sc_stream_t *stream);
 const char *sc_host_stream_error(sc_stream_t *stream);
 sc_result_t sc_host_copy(sc_stream_t *stream, void *dst, const void *src, size_t bytes);
 sc_result_t sc_host_launch(sc_stream_t *stream, sc_program_t program, const void *args,
-                           size_t args_bytes);
+                           size_t args_bytes, const sc_launch_t *how);
+sc_result_t sc_host_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);
 sc_result_t sc_host_event_record(sc_event_t *event, sc_stream_t *stream);
 sc_result_t sc_host_stream_wait_event(sc_stream_t *stream, sc_event_t *event);
 
@@ -78,8 +82,11 @@ sc_result_t sc_host_event_wait(sc_event_t *event, uint64_t gen, char *sentence, 
 /* INVALID_ARGUMENT when `program` is unknown, args is NULL or args_bytes is
  * not the size of its arguments. */
 sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes);
-/* Runs a launched program on the calling (worker) thread. */
-void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err);
+/* Runs a launched program on the calling (worker) thread, its blocks one
+ * after another (each syncs only with its namesakes on other ranks, which run
+ * their blocks in the same order); the first block that fails ends it. */
+void sc_host_program_run(sc_program_t program, uint32_t blocks, const void *args,
+                         sc_dev_error_t *err);
 /* A launch that was queued but will never run (its stream stopped first):
  * the program leaves its peers a trace of that (P2P marks its pairs failed). */
 void sc_host_program_abandon(sc_program_t program, const void *args);

@@ -61,21 +61,33 @@ void sc_host_program_abandon(sc_program_t program, const void *args) {
     sc_dev_p2p_abandon(args);
 }
 
-void sc_host_program_run(sc_program_t program, const void *args, sc_dev_error_t *err) {
-  sc_dev_ctx_t ctx;
-  memset(err, 0, sizeof(*err));
-  sc_host_ctx_init(&ctx, err);
+static void sc_host_program_run_block(sc_program_t program, const void *args,
+                                      sc_dev_ctx_t *ctx) {
+  sc_dev_error_t *err = ctx->err;
   switch (program) {
-  case SC_PROGRAM_SIGNAL: sc_dev_signal_run(&ctx, args, err); break;
-  case SC_PROGRAM_WAIT: sc_dev_wait_run(&ctx, args, err); break;
-  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(&ctx, args, err); break;
-  case SC_PROGRAM_P2P: sc_dev_p2p_run(&ctx, args, err); break;
-  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(&ctx, args, err); break;
-  case SC_PROGRAM_COPIES: sc_dev_copies_run(&ctx, args, err); break;
+  case SC_PROGRAM_SIGNAL: sc_dev_signal_run(ctx, args, err); break;
+  case SC_PROGRAM_WAIT: sc_dev_wait_run(ctx, args, err); break;
+  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(ctx, args, err); break;
+  case SC_PROGRAM_P2P: sc_dev_p2p_run(ctx, args, err); break;
+  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(ctx, args, err); break;
+  case SC_PROGRAM_COPIES: sc_dev_copies_run(ctx, args, err); break;
   default:
     err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
     err->a = (int64_t)program;
-    return;
+    break;
+  }
+}
+
+void sc_host_program_run(sc_program_t program, uint32_t blocks, const void *args,
+                         sc_dev_error_t *err) {
+  sc_dev_ctx_t ctx;
+  memset(err, 0, sizeof(*err));
+  sc_host_ctx_init(&ctx, err);
+  ctx.blocks = blocks;
+  for (ctx.block = 0; ctx.block < blocks; ctx.block++) {
+    sc_host_program_run_block(program, args, &ctx);
+    if (err->kind != SC_DEV_OK)
+      break;
   }
   sc_dev_publish_failure(ctx.guard.status, err);
 }

@@ -32,6 +32,7 @@ typedef struct sc_dev_ctx {
   int64_t last_progress_ms; /* sc_now_ms() of sc_dev_begin or the last sc_dev_progress */
   sc_dev_error_t *err;      /* where the launch's error goes */
   uint64_t departed_seen;   /* the status block's departed ranks that sleeps reported */
+  uint32_t block, blocks;   /* the block running, of how many (run one after another) */
 } sc_dev_ctx_t;
 
 /* A context with no guard yet: its sleeps are bounded by nothing. */
@@ -41,7 +42,18 @@ static inline void sc_host_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err) {
   ctx->last_progress_ms = sc_now_ms();
   ctx->err = err;
   ctx->departed_seen = 0;
+  ctx->block = 0;
+  ctx->blocks = 1;
 }
+
+/* A block is one thread here: it leads itself, and syncs with nobody. */
+static inline uint32_t sc_dev_block(const sc_dev_ctx_t *ctx) { return ctx->block; }
+static inline uint32_t sc_dev_blocks(const sc_dev_ctx_t *ctx) { return ctx->blocks; }
+static inline uint32_t sc_dev_thread(const sc_dev_ctx_t *ctx) { (void)ctx; return 0; }
+static inline uint32_t sc_dev_threads(const sc_dev_ctx_t *ctx) { (void)ctx; return 1; }
+static inline int sc_dev_leader(const sc_dev_ctx_t *ctx) { (void)ctx; return 1; }
+static inline void sc_dev_sync(sc_dev_ctx_t *ctx) { (void)ctx; }
+static inline int sc_dev_share(sc_dev_ctx_t *ctx, int v) { (void)ctx; return v; }
 
 static inline uint64_t sc_dev_load(const uint64_t *p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);

@@ -36,7 +36,10 @@ typedef struct sc_host_item {
       const void *src;
       size_t bytes;
     } copy;
-    sc_program_t program;
+    struct {
+      sc_program_t program;
+      uint32_t blocks;
+    } launch;
     struct {
       sc_event_t *event; /* held (sc_host_event_hold) until the item is done */
       uint64_t gen;
@@ -78,7 +81,7 @@ static sc_result_t sc_host_item_new(size_t args_bytes, sc_host_item_kind_t kind,
 static void sc_host_item_discard(sc_host_item_t *it, sc_result_t result, const char *sentence,
                                  bool accepted) {
   if (accepted && it->kind == SC_HOST_ITEM_LAUNCH)
-    sc_host_program_abandon(it->u.program, it->args);
+    sc_host_program_abandon(it->u.launch.program, it->args);
   if (it->kind == SC_HOST_ITEM_RECORD)
     sc_host_event_complete(it->u.event.event, it->u.event.gen, result, sentence);
   if (it->kind == SC_HOST_ITEM_RECORD || it->kind == SC_HOST_ITEM_WAIT_EVENT)
@@ -95,7 +98,7 @@ static sc_result_t sc_host_item_run(sc_host_item_t *it, char *sentence, size_t l
     return SYMCOMM_OK;
   case SC_HOST_ITEM_LAUNCH: {
     sc_dev_error_t err;
-    sc_host_program_run(it->u.program, it->args, &err);
+    sc_host_program_run(it->u.launch.program, it->u.launch.blocks, it->args, &err);
     if (err.kind == SC_DEV_OK)
       return SYMCOMM_OK;
     sc_dev_error_describe(&err, sentence, len);
@@ -296,11 +299,15 @@ sc_result_t sc_host_copy(sc_stream_t *stream, void *dst, const void *src, size_t
 }
 
 sc_result_t sc_host_launch(sc_stream_t *stream, sc_program_t program, const void *args,
-                           size_t args_bytes) {
+                           size_t args_bytes, const sc_launch_t *how) {
   SC_CHECK(sc_host_program_check(program, args, args_bytes));
+  if (how == NULL || how->blocks < 1)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                    "a launch of a device program needs at least one block");
   sc_host_item_t *it = NULL;
   SC_CHECK(sc_host_item_new(args_bytes, SC_HOST_ITEM_LAUNCH, &it));
-  it->u.program = program;
+  it->u.launch.program = program;
+  it->u.launch.blocks = how->blocks;
   memcpy(it->args, args, args_bytes);
   return sc_host_enqueue(stream, it);
 }
@@ -325,4 +332,13 @@ sc_result_t sc_host_stream_wait_event(sc_stream_t *stream, sc_event_t *event) {
   it->u.event.event = event;
   it->u.event.gen = gen;
   return sc_host_enqueue(stream, it);
+}
+
+sc_result_t sc_host_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream) {
+  (void)device;
+  (void)native;
+  (void)stream;
+  return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_HOST_LOG,
+                  "the simulated-GPU backend has no native streams to wrap (a CUDA stream needs "
+                  "the CUDA backend)");
 }

@@ -129,8 +129,22 @@ else
   fail "--engine nccl exited $rc: $(tail -5 "$tmp/nccl.txt")"
 fi
 
+# -G: graphs need a CUDA stream; on the simulated backend every rank says so and all exit 3.
+"$run" -n 2 --timeout 60 -- "$perf" -G 2 -b 8 -e 64 >"$tmp/graph.txt" 2>&1
+rc=$?
+if [ $rc -eq 3 ]; then
+  [ "$(grep -c 'symcomm-perf: rank [01]: -G 2: .*not a CUDA stream' "$tmp/graph.txt")" -eq 2 ] ||
+    fail "-G without CUDA: expected one line per rank: $(cat "$tmp/graph.txt")"
+  echo "ok: -G without a CUDA stream exits 3"
+elif [ $rc -eq 0 ]; then
+  check_rows "$tmp/graph.txt" "-G 2"
+  echo "ok: -G 2 ran (a GPU host)"
+else
+  fail "-G 2 exited $rc: $(tail -5 "$tmp/graph.txt")"
+fi
+
 # Bad flags: exit 2 with usage, printed once.
-for bad in "--bogus" "-o allscatter" "-d float8" "--op mean" "-b 8x" "-c 2" "-b 64 -e 8" "-f 2 -i 8" "-r 7"; do
+for bad in "-G -1" "--bogus" "-o allscatter" "-d float8" "--op mean" "-b 8x" "-c 2" "-b 64 -e 8" "-f 2 -i 8" "-r 7"; do
   # shellcheck disable=SC2086
   "$run" -n 2 --timeout 30 -- "$perf" $bad >"$tmp/bad.txt" 2>&1
   rc=$?

@@ -4,7 +4,10 @@
  * Timing as nccl-tests: WARMUP launches and a synchronize, a barrier, then
  * ITERS launches and one synchronize between two clock readings; a rank's
  * time is the elapsed time / ITERS, and the reported one is those times
- * combined over ranks (-a; by default the slowest rank's). Checking is a
+ * combined over ranks (-a; by default the slowest rank's). With -G N the ITERS
+ * launches are captured in a CUDA graph first (untimed), and the graph is
+ * launched N times between the clock readings (time / (N x ITERS)), as
+ * nccl-tests' -G. Checking is a
  * separate launch after the timed ones (whose data has been reduced into
  * itself many times in place): fresh inputs, poisoned outputs, one launch,
  * every element of every rank's result compared bit for bit. */
@@ -50,6 +53,51 @@ static int sync_engine(perf_bench_t *b, const perf_case_t *k) {
   return b->eng->synchronize(b->self) == 0 ? 0 : failed(b, k, "synchronize");
 }
 
+/* The timed part with -G: ITERS launches captured into a graph, which is
+ * then launched `graph_launches` times; seconds per launch in *mine. */
+static int time_graph(perf_bench_t *b, const perf_case_t *k, double *mine) {
+  const perf_options_t *o = b->opts;
+  const perf_cudart_t *rt = NULL;
+  cuda_stream_t stream = NULL;
+  cuda_graph_exec_t exec = NULL;
+  char err[512];
+  if (b->eng->cuda_stream(b->self, &rt, &stream) != 0)
+    return failed(b, k, "-G");
+  if (perf_cudart_capture_begin(rt, stream, err, sizeof(err)) != 0) {
+    fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
+    return -1;
+  }
+  int bad = 0;
+  for (int i = 0; i < o->iters && !bad; i++)
+    bad = launch(b, k) != 0;
+  /* Ended even after a failed launch: the stream must leave capture mode. */
+  if (perf_cudart_capture_end(rt, stream, &exec, err, sizeof(err)) != 0) {
+    fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
+    return -1;
+  }
+  if (bad)
+    goto fail;
+  if (perf_job_barrier(b->job) != 0)
+    goto fail;
+  double t0 = now_s();
+  for (int g = 0; g < o->graph_launches; g++) {
+    cuda_error_t e = rt->GraphLaunch(exec, stream);
+    if (e != 0) {
+      perf_cudart_fail(rt, err, sizeof(err), "cudaGraphLaunch", e);
+      fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
+      goto fail;
+    }
+  }
+  if (sync_engine(b, k) != 0)
+    goto fail;
+  *mine = (now_s() - t0) / ((double)o->iters * o->graph_launches);
+  rt->GraphExecDestroy(exec);
+  return 0;
+fail:
+  rt->GraphExecDestroy(exec);
+  return -1;
+}
+
 /* Average seconds per launch, combined over ranks. */
 static int time_case(perf_bench_t *b, const perf_case_t *k, double *seconds) {
   const perf_options_t *o = b->opts;
@@ -58,13 +106,19 @@ static int time_case(perf_bench_t *b, const perf_case_t *k, double *seconds) {
       return -1;
   if (sync_engine(b, k) != 0 || perf_job_barrier(b->job) != 0)
     return -1;
-  double t0 = now_s();
-  for (int i = 0; i < o->iters; i++)
-    if (launch(b, k) != 0)
+  double mine = 0.0;
+  if (o->graph_launches > 0) {
+    if (time_graph(b, k, &mine) != 0)
       return -1;
-  if (sync_engine(b, k) != 0)
-    return -1;
-  double mine = (now_s() - t0) / o->iters;
+  } else {
+    double t0 = now_s();
+    for (int i = 0; i < o->iters; i++)
+      if (launch(b, k) != 0)
+        return -1;
+    if (sync_engine(b, k) != 0)
+      return -1;
+    mine = (now_s() - t0) / o->iters;
+  }
   return perf_job_combine_time(b->job, o->average, mine, seconds);
 }
 

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "cudart.h"
 #include "perf.h"
 
 /* open(): the engine cannot run on this machine (no library, no GPU). */
@@ -54,6 +55,10 @@ typedef struct perf_engine_ops {
                   int to, int from);
   /* Waits for everything queued on the engine's stream. */
   int (*synchronize)(void *self);
+  /* The CUDA runtime and the stream the operations are queued on, for -G
+   * (graph capture); -1 with last_error when the engine runs on no CUDA
+   * stream. */
+  int (*cuda_stream)(void *self, const perf_cudart_t **rt, cuda_stream_t *stream);
   const char *(*last_error)(void *self);
   /* Frees the engine; failed: after an error (abort rather than wait). */
   int (*close)(void *self, int failed);

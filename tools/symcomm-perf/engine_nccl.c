@@ -15,13 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudart.h"
 #include "engine.h"
-
-/* ---- CUDA runtime: cudaError_t is an int enum, 0 = cudaSuccess */
-typedef int cuda_error_t;
-typedef void *cuda_stream_t;
-#define CUDA_MEMCPY_HOST_TO_DEVICE 1
-#define CUDA_MEMCPY_DEVICE_TO_HOST 2
 
 /* ---- NCCL */
 typedef int nccl_result_t; /* ncclResult_t, 0 = ncclSuccess */
@@ -43,20 +38,6 @@ static const int nccl_op[SYMCOMM_OP_COUNT] = {
 };
 
 typedef struct nccl_api {
-  /* CUDA runtime */
-  cuda_error_t (*GetDeviceCount)(int *count);
-  cuda_error_t (*SetDevice)(int device);
-  const char *(*GetErrorString)(cuda_error_t err);
-  cuda_error_t (*Malloc)(void **ptr, size_t bytes);
-  cuda_error_t (*Free)(void *ptr);
-  cuda_error_t (*Memcpy)(void *dst, const void *src, size_t bytes, int kind);
-  cuda_error_t (*StreamCreate)(cuda_stream_t *stream);
-  cuda_error_t (*StreamSynchronize)(cuda_stream_t stream);
-  cuda_error_t (*StreamDestroy)(cuda_stream_t stream);
-  cuda_error_t (*RuntimeGetVersion)(int *version);
-  cuda_error_t (*GetDeviceProperties)(void *prop, int device); /* name[256] comes first */
-  cuda_error_t (*DeviceGetPCIBusId)(char *busid, int len, int device);
-  /* NCCL */
   nccl_result_t (*GetVersion)(int *version);
   nccl_result_t (*GetUniqueId)(nccl_unique_id_t *id);
   nccl_result_t (*CommInitRank)(nccl_comm_t *comm, int nranks, nccl_unique_id_t id, int rank);
@@ -93,6 +74,7 @@ typedef struct nccl_api {
 typedef struct nc_engine {
   perf_job_t *job;
   nccl_api_t api;
+  const perf_cudart_t *rt;
   int registered, device, ndev;
   nccl_comm_t comm;
   cuda_stream_t stream;
@@ -108,24 +90,12 @@ typedef struct nc_engine {
 typedef struct nc_sym {
   const char *name;
   size_t offset; /* of the function pointer in nccl_api_t */
-  int lib;       /* 0: CUDA runtime, 1: NCCL */
   int need;      /* 0: optional, 1: always, 2: with -R 1 */
 } nc_sym_t;
 
 #define NC_SYM(field, name, lib, need)                                                             \
-  { name, offsetof(nccl_api_t, field), lib, need }
+  { name, offsetof(nccl_api_t, field), need }
 static const nc_sym_t nc_syms[] = {
-    NC_SYM(GetDeviceCount, "cudaGetDeviceCount", 0, 1),
-    NC_SYM(SetDevice, "cudaSetDevice", 0, 1),
-    NC_SYM(GetErrorString, "cudaGetErrorString", 0, 1),
-    NC_SYM(Malloc, "cudaMalloc", 0, 1),
-    NC_SYM(Free, "cudaFree", 0, 1),
-    NC_SYM(Memcpy, "cudaMemcpy", 0, 1),
-    NC_SYM(StreamCreate, "cudaStreamCreate", 0, 1),
-    NC_SYM(StreamSynchronize, "cudaStreamSynchronize", 0, 1),
-    NC_SYM(StreamDestroy, "cudaStreamDestroy", 0, 1),
-    NC_SYM(RuntimeGetVersion, "cudaRuntimeGetVersion", 0, 0),
-    NC_SYM(DeviceGetPCIBusId, "cudaDeviceGetPCIBusId", 0, 0),
     NC_SYM(GetVersion, "ncclGetVersion", 1, 1),
     NC_SYM(GetUniqueId, "ncclGetUniqueId", 1, 1),
     NC_SYM(CommInitRank, "ncclCommInitRank", 1, 1),
@@ -148,56 +118,32 @@ static const nc_sym_t nc_syms[] = {
     NC_SYM(WindowDeregister, "ncclCommWindowDeregister", 1, 2),
 };
 
-static void *nc_open_cudart(char *err, size_t len) {
-  static const char *const names[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-                                      "libcudart.so.11.0"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h != NULL)
-      return h;
-    if (i == 0)
-      snprintf(err, len, "%s", dlerror());
-  }
-  return NULL;
-}
-
 static int nc_load(nc_engine_t *e, char *why, size_t len) {
-  char err[512] = "";
-  void *libs[2] = {NULL, NULL};
-  libs[1] = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (libs[1] == NULL) {
+  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
     snprintf(why, len, "%s", dlerror());
     return PERF_ENGINE_UNAVAILABLE;
   }
-  libs[0] = nc_open_cudart(err, sizeof(err));
-  if (libs[0] == NULL) {
-    snprintf(why, len, "no CUDA runtime (libcudart.so*): %s", err);
-    return PERF_ENGINE_UNAVAILABLE;
-  }
+  int rc = perf_cudart_load(&e->rt, why, len);
+  if (rc != 0)
+    return rc;
   for (size_t i = 0; i < sizeof(nc_syms) / sizeof(nc_syms[0]); i++) {
     const nc_sym_t *s = &nc_syms[i];
-    void *fn = dlsym(libs[s->lib], s->name);
+    void *fn = dlsym(lib, s->name);
     if (fn == NULL && (s->need == 1 || (s->need == 2 && e->registered))) {
-      snprintf(why, len, "%s has no %s%s", s->lib ? "libnccl.so.2" : "the CUDA runtime", s->name,
+      snprintf(why, len, "libnccl.so.2 has no %s%s", s->name,
                s->need == 2 ? " (-R 1 needs an NCCL with symmetric windows, 2.27 or later)" : "");
       return PERF_ENGINE_UNAVAILABLE;
     }
     memcpy((char *)&e->api + s->offset, &fn, sizeof(fn));
   }
-  /* CUDA 12 renamed it; the name[256] at the start is the same in both. */
-  void *props = dlsym(libs[0], "cudaGetDeviceProperties_v2");
-  if (props == NULL)
-    props = dlsym(libs[0], "cudaGetDeviceProperties");
-  memcpy(&e->api.GetDeviceProperties, &props, sizeof(props));
   return 0;
 }
 
 /* ---- errors */
 
 static int nc_cuda_fail(nc_engine_t *e, const char *call, cuda_error_t err) {
-  snprintf(e->error, sizeof(e->error), "%s: %s (CUDA error %d)", call, e->api.GetErrorString(err),
-           err);
-  return -1;
+  return perf_cudart_fail(e->rt, e->error, sizeof(e->error), call, err);
 }
 
 static int nc_fail(nc_engine_t *e, const char *call, nccl_result_t res) {
@@ -234,8 +180,8 @@ static int nc_open(perf_job_t *job, int registered, void **self, char *why, size
   int rc = nc_load(e, why, len);
   int ndev = 0;
   cuda_error_t err = 0;
-  if (rc == 0 && (err = e->api.GetDeviceCount(&ndev)) != 0) {
-    snprintf(why, len, "cudaGetDeviceCount: %s (CUDA error %d)", e->api.GetErrorString(err), err);
+  if (rc == 0 && (err = e->rt->GetDeviceCount(&ndev)) != 0) {
+    snprintf(why, len, "cudaGetDeviceCount: %s (CUDA error %d)", e->rt->GetErrorString(err), err);
     rc = PERF_ENGINE_UNAVAILABLE;
   } else if (rc == 0 && ndev < 1) {
     snprintf(why, len, "cudaGetDeviceCount found no GPU");
@@ -244,9 +190,9 @@ static int nc_open(perf_job_t *job, int registered, void **self, char *why, size
   if (rc == 0) {
     e->ndev = ndev;
     e->device = job->local_rank % ndev;
-    if ((err = e->api.SetDevice(e->device)) != 0) {
+    if ((err = e->rt->SetDevice(e->device)) != 0) {
       snprintf(why, len, "cudaSetDevice(%d): %s (CUDA error %d)", e->device,
-               e->api.GetErrorString(err), err);
+               e->rt->GetErrorString(err), err);
       rc = -1;
     }
   }
@@ -279,7 +225,8 @@ static int nc_init(void *self) {
     snprintf(e->error, sizeof(e->error), "rank 0 could not make an NCCL unique id");
     return -1;
   }
-  NC_CUDA(e, "cudaStreamCreate", e->api.StreamCreate(&e->stream));
+  NC_CUDA(e, "cudaStreamCreateWithFlags",
+          e->rt->StreamCreateWithFlags(&e->stream, CUDA_STREAM_NON_BLOCKING));
   NC_TRY(e, "ncclCommInitRank",
          e->api.CommInitRank(&e->comm, e->job->nranks, msg.id, e->job->rank));
   return 0;
@@ -287,30 +234,20 @@ static int nc_init(void *self) {
 
 static void nc_describe(void *self, char *text, size_t len, char *card, size_t card_len) {
   nc_engine_t *e = self;
-  int v = 0, rt = 0;
+  int v = 0, rt = e->rt->version;
   e->api.GetVersion(&v);
-  if (e->api.RuntimeGetVersion)
-    e->api.RuntimeGetVersion(&rt);
   /* NCCL codes versions X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
   int major = v >= 10000 ? v / 10000 : v / 1000, minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
   snprintf(text, len, "nccl (NCCL %d.%d.%d, CUDA runtime %d.%d; GPU: local rank mod %d)", major,
            minor, v % 100, rt / 1000, rt % 1000 / 10, e->ndev);
-  snprintf(card, card_len, "GPU");
-  if (e->api.GetDeviceProperties) {
-    /* cudaDeviceProp is about 1 KiB; room to spare for newer runtimes. */
-    static _Alignas(16) char prop[16384];
-    if (e->api.GetDeviceProperties(prop, e->device) == 0) {
-      prop[255] = '\0';
-      snprintf(card, card_len, "%s", prop);
-    }
-  }
+  perf_cudart_card(e->rt, e->device, card, card_len);
 }
 
 static void nc_device(void *self, char *text, size_t len) {
   nc_engine_t *e = self;
   char busid[64] = "?";
-  if (e->api.DeviceGetPCIBusId)
-    e->api.DeviceGetPCIBusId(busid, (int)sizeof(busid), e->device);
+  if (e->rt->DeviceGetPCIBusId)
+    e->rt->DeviceGetPCIBusId(busid, (int)sizeof(busid), e->device);
   snprintf(text, len, "%s (CUDA device %d)", busid, e->device);
 }
 
@@ -325,7 +262,7 @@ static int nc_alloc(void *self, size_t bytes, void **buf) {
   }
   void *p = NULL;
   if (!e->registered) {
-    NC_CUDA(e, "cudaMalloc", e->api.Malloc(&p, bytes));
+    NC_CUDA(e, "cudaMalloc", e->rt->Malloc(&p, bytes));
   } else {
     NC_TRY(e, "ncclMemAlloc", e->api.MemAlloc(&p, bytes));
     nccl_result_t res =
@@ -348,7 +285,7 @@ static int nc_free(void *self, void *buf) {
       continue;
     e->bufs[i].ptr = NULL;
     if (!e->registered) {
-      NC_CUDA(e, "cudaFree", e->api.Free(buf));
+      NC_CUDA(e, "cudaFree", e->rt->Free(buf));
       return 0;
     }
     NC_TRY(e, "ncclCommWindowDeregister", e->api.WindowDeregister(e->comm, e->bufs[i].win));
@@ -360,13 +297,13 @@ static int nc_free(void *self, void *buf) {
 
 static int nc_upload(void *self, void *dst, const void *src, size_t bytes) {
   nc_engine_t *e = self;
-  NC_CUDA(e, "cudaMemcpy", e->api.Memcpy(dst, src, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
+  NC_CUDA(e, "cudaMemcpy", e->rt->Memcpy(dst, src, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
   return 0;
 }
 
 static int nc_download(void *self, void *dst, const void *src, size_t bytes) {
   nc_engine_t *e = self;
-  NC_CUDA(e, "cudaMemcpy", e->api.Memcpy(dst, src, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
+  NC_CUDA(e, "cudaMemcpy", e->rt->Memcpy(dst, src, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
   return 0;
 }
 
@@ -451,7 +388,14 @@ static int nc_sendrecv(void *self, const void *send, void *recv, size_t count,
 
 static int nc_synchronize(void *self) {
   nc_engine_t *e = self;
-  NC_CUDA(e, "cudaStreamSynchronize", e->api.StreamSynchronize(e->stream));
+  NC_CUDA(e, "cudaStreamSynchronize", e->rt->StreamSynchronize(e->stream));
+  return 0;
+}
+
+static int nc_cuda_stream(void *self, const perf_cudart_t **rt, cuda_stream_t *stream) {
+  nc_engine_t *e = self;
+  *rt = e->rt;
+  *stream = e->stream;
   return 0;
 }
 
@@ -462,7 +406,7 @@ static int nc_close(void *self, int failed) {
   int rc = 0;
   if (e->comm != NULL)
     rc = (failed ? e->api.CommAbort(e->comm) : e->api.CommDestroy(e->comm)) != 0 ? -1 : 0;
-  if (e->stream != NULL && e->api.StreamDestroy(e->stream) != 0)
+  if (e->stream != NULL && e->rt->StreamDestroy(e->stream) != 0)
     rc = -1;
   /* The libraries stay loaded: NCCL may still have threads of its own. */
   free(e);
@@ -505,6 +449,7 @@ const perf_engine_ops_t perf_engine_nccl = {
     .alltoall = nc_alltoall,
     .sendrecv = nc_sendrecv,
     .synchronize = nc_synchronize,
+    .cuda_stream = nc_cuda_stream,
     .last_error = nc_last_error,
     .close = nc_close,
     .checkable = nc_checkable,

@@ -197,6 +197,13 @@ static int sc_synchronize(void *self) {
   return 0;
 }
 
+static int sc_cuda_stream(void *self, const perf_cudart_t **rt, cuda_stream_t *stream) {
+  sc_engine_t *e = self;
+  snprintf(e->error, sizeof(e->error),
+           "the symcomm engine's stream is not a CUDA stream (the simulated-GPU backend)");
+  return -1;
+}
+
 static const char *sc_last_error(void *self) { return ((sc_engine_t *)self)->error; }
 
 static int sc_close(void *self, int failed) {
@@ -232,6 +239,7 @@ const perf_engine_ops_t perf_engine_symcomm = {
     .alltoall = sc_alltoall,
     .sendrecv = sc_sendrecv,
     .synchronize = sc_synchronize,
+    .cuda_stream = sc_cuda_stream,
     .last_error = sc_last_error,
     .close = sc_close,
     .checkable = sc_checkable,

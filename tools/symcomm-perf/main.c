@@ -39,6 +39,9 @@ static const char *const usage_lines[] = {
     "                        3 slowest rank's (default 3)",
     "  -R, --registered 0|1  1: buffers from symcomm_mem_alloc, registered as windows;",
     "                        0: malloc (default 0)",
+    "  -G, --cudagraph N     capture the timed iterations in a CUDA graph and launch it N",
+    "                        times (needs a CUDA stream: the CUDA backend, or --engine nccl);",
+    "                        0: no graph (default 0)",
     "      --engine E        symcomm (default) or nccl (libnccl.so.2 and the CUDA runtime,",
     "                        loaded at run time)",
     "      --json FILE       write every row as JSON (bench/RESULTS_FORMAT.md)",
@@ -166,6 +169,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"root", required_argument, NULL, 'r'},
       {"average", required_argument, NULL, 'a'},
       {"registered", required_argument, NULL, 'R'},
+      {"cudagraph", required_argument, NULL, 'G'},
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"json", required_argument, NULL, OPT_JSON},
       {"command", required_argument, NULL, OPT_COMMAND},
@@ -186,7 +190,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
                         .engine = PERF_ENGINE_SYMCOMM};
   int verbose = looks_like_rank0(), c, avg = PERF_AVG_MAX, got_f = 0, got_i = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:d:b:e:f:i:n:w:c:r:a:R:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "o:d:b:e:f:i:n:w:c:r:a:R:G:h", longopts, NULL)) != -1) {
     int bad = 0;
     switch (c) {
     case 'o':
@@ -232,6 +236,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       break;
     case 'R':
       bad = parse_int(optarg, 0, 1, &o->registered);
+      break;
+    case 'G':
+      bad = parse_int(optarg, 0, 1000000, &o->graph_launches);
       break;
     case OPT_ENGINE:
       if (strcmp(optarg, "symcomm") == 0)
@@ -399,6 +406,21 @@ int main(int argc, char **argv) {
   if (failed)
     fprintf(stderr, "symcomm-perf: rank %d: --engine %s: %s\n", job.rank, eng->name,
             eng->last_error(b.self));
+  if (!failed && o.graph_launches > 0) {
+    /* -G on an engine without a CUDA stream: the run cannot be what was asked. */
+    const perf_cudart_t *rt = NULL;
+    cuda_stream_t native = NULL;
+    int32_t missing = eng->cuda_stream(b.self, &rt, &native) != 0;
+    if (missing)
+      fprintf(stderr, "symcomm-perf: rank %d: -G %d: %s\n", job.rank, o.graph_launches,
+              eng->last_error(b.self));
+    if (perf_job_allreduce(&job, &missing, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
+      failed = 1;
+    else if (missing) {
+      eng->close(b.self, 0);
+      return stop_together(&job, PERF_EXIT_NO_ENGINE, 0);
+    }
+  }
 
   char engine_text[512], card[256], machine[1024];
   eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));

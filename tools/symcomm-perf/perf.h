@@ -45,6 +45,7 @@ typedef struct perf_options {
   int iters, warmup, check;
   perf_average_t average;
   int registered;  /* -R 1: buffers in windows */
+  int graph_launches; /* -G N: timed iterations captured in a CUDA graph launched N times */
   int root;        /* -1: every rank in turn */
   unsigned ops;    /* bit per perf_op_t */
   unsigned dtypes; /* bit per symcomm_dtype_t */

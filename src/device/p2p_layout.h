@@ -93,8 +93,7 @@ SC_P2P_FN uint64_t sc_p2p_chunks(uint64_t bytes, uint64_t chunk_bytes) {
 }
 
 SC_P2P_FN uint64_t sc_p2p_args_bytes(uint32_t nops) {
-  return (uint64_t)((char *)&((sc_p2p_args_t *)0)->ops[0] - (char *)0) +
-         (uint64_t)nops * sizeof(sc_p2p_op_t);
+  return (uint64_t)offsetof(sc_p2p_args_t, ops) + (uint64_t)nops * sizeof(sc_p2p_op_t);
 }
 
 #endif

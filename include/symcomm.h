@@ -334,8 +334,12 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
 /* Stream-ordered send and receive between ranks of one host. A send matches
  * the receive that peer posts from this rank in the same position (the n-th
  * send to a peer meets its n-th receive from us), and both must have the same
- * count and type: a mismatch fails both streams, naming both sizes. Neither
- * call waits for the peer on the host. */
+ * count and type: a mismatch fails both streams, naming both sizes. Positions
+ * are taken on the device when an operation starts (so that a captured CUDA
+ * graph can replay it): on one stream that is posting order; sends to one
+ * peer on several streams at once take positions in the order they start, so
+ * order those streams (events) where it matters. Neither call waits for the
+ * peer on the host, queries or synchronizes a stream. */
 SYMCOMM_API symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype,
                                           int peer, symcomm_comm_t comm, symcomm_stream_t stream);
 SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,

@@ -1,4 +1,7 @@
-/* Public one-sided operations on windows: put, signal, wait. */
+/* Public one-sided operations on windows: put, signal, wait. Their launches
+ * carry only what the caller gave (a slot of a pad, a value, an operation)
+ * and the communicator's guard, nothing counted on the host, so a CUDA graph
+ * may replay them; nothing here queries or synchronizes a stream. */
 #include "core/stream.h"
 #include "util/log.h"
 #include "util/round.h"

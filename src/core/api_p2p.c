@@ -1,9 +1,16 @@
 /* Public send/recv and groups. Ungrouped, each call is one launch of the P2P
  * program; in a group, calls are collected per thread and queued together at
- * the outermost end, one launch per (communicator, stream), so that all of a
- * group's sends and receives on a stream advance at once. Two communicators'
+ * the outermost end, one batch per (communicator, stream), so that all of a
+ * group's sends and receives on a stream advance at once (a batch larger
+ * than a launch goes in rounds, sc_p2p_launch_group). Two communicators'
  * batches on one stream would run one after the other and could wait on each
- * other forever, so a group refuses that. */
+ * other forever, so a group refuses that.
+ *
+ * Nothing here queries or synchronizes a stream (that would break CUDA graph
+ * capture): a stopped communicator is seen by the program when it starts.
+ * The thread's group buffers are kept from one group to the next, so that
+ * only a group larger than any before allocates. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,21 +27,31 @@ typedef struct sc_group_entry {
 typedef struct sc_group {
   int depth;
   int count, cap;
-  sc_group_entry_t *entries;
+  sc_group_entry_t *entries; /* [cap] */
+  sc_p2p_op_t *batch;        /* [cap]: one (communicator, stream)'s ops at end */
 } sc_group_t;
 
 static __thread sc_group_t sc_group;
+static pthread_key_t sc_group_key;
+static pthread_once_t sc_group_once = PTHREAD_ONCE_INIT;
+
+/* A thread's buffers go when the thread does. */
+static void sc_group_free(void *arg) {
+  sc_group_t *g = arg;
+  free(g->entries);
+  free(g->batch);
+  g->entries = NULL;
+  g->batch = NULL;
+  g->cap = 0;
+}
+
+static void sc_group_key_make(void) { pthread_key_create(&sc_group_key, sc_group_free); }
 
 static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t dtype, int peer,
                                 struct symcomm_comm *comm, symcomm_stream_t stream,
                                 const char *call, size_t *bytes) {
   SC_CHECK(sc_comm_check_alive(comm));
   SC_CHECK(sc_stream_use(stream, comm));
-  /* A stream that already stopped would refuse the launch: say so before the
-   * message takes a number in the pair's order. */
-  sc_result_t state = stream->ops->stream_query(stream->stream);
-  if (state != SYMCOMM_OK && state != SYMCOMM_IN_PROGRESS)
-    return sc_error_pass(state, stream->ops->stream_error(stream->stream));
   size_t size = 0;
   if ((unsigned)dtype >= SYMCOMM_DTYPE_COUNT)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: unknown data type %d", call, (int)dtype);
@@ -67,12 +84,17 @@ static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream
                                 const sc_p2p_op_t *op) {
   sc_group_t *g = &sc_group;
   if (g->count == g->cap) {
-    int cap = g->cap ? 2 * g->cap : 16;
+    int cap = g->cap ? 2 * g->cap : 64;
     sc_group_entry_t *e = realloc(g->entries, sizeof(*e) * (size_t)cap);
-    if (e == NULL)
+    if (e != NULL)
+      g->entries = e;
+    sc_p2p_op_t *b = e != NULL ? realloc(g->batch, sizeof(*b) * (size_t)cap) : NULL;
+    if (b == NULL)
       return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for a group of %d ops", cap);
-    g->entries = e;
+    g->batch = b;
     g->cap = cap;
+    pthread_once(&sc_group_once, sc_group_key_make);
+    pthread_setspecific(sc_group_key, g);
   }
   g->entries[g->count++] = (sc_group_entry_t){.comm = comm, .stream = stream, .op = *op};
   return SYMCOMM_OK;
@@ -84,19 +106,14 @@ static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_
   size_t bytes = 0;
   SC_CHECK(sc_p2p_check(buf, count, dtype, peer, comm, stream, call, &bytes));
   sc_p2p_op_t op;
-  if (sc_group.depth > 0) {
-    /* Grow first, so that a failure leaves the pair's counters untouched. */
-    SC_CHECK(sc_group_add(comm, stream, &(sc_p2p_op_t){0}));
-    sc_result_t res = sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op);
-    if (res != SYMCOMM_OK) {
-      sc_group.count--;
-      return res;
-    }
-    sc_group.entries[sc_group.count - 1].op = op;
-    return SYMCOMM_OK;
-  }
-  SC_CHECK(sc_p2p_prepare(comm->p2p, kind, peer, buf, bytes, &op));
-  return sc_p2p_launch(comm->p2p, stream->stream, &op, 1);
+  sc_p2p_op_make(comm->p2p, kind, peer, buf, bytes, &op);
+  if (sc_group.depth > 0)
+    return sc_group_add(comm, stream, &op);
+  sc_p2p_args_t args;
+  size_t args_bytes = 0;
+  uint32_t blocks = 0;
+  sc_p2p_build(comm->p2p, &op, 1, &args, &args_bytes, &blocks);
+  return sc_p2p_launch(comm->p2p, stream->stream, &args, args_bytes, blocks);
 }
 
 symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype, int peer,
@@ -126,7 +143,7 @@ symcomm_result_t symcomm_group_end(void) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P, "symcomm_group_end without symcomm_group_start");
   if (--g->depth > 0)
     return SYMCOMM_OK;
-  /* Two communicators on one stream: refuse the whole group, newest first. */
+  /* Two communicators on one stream: refuse the whole group. */
   sc_result_t res = SYMCOMM_OK;
   for (int i = 0; i < g->count && res == SYMCOMM_OK; i++)
     for (int j = 0; j < i && res == SYMCOMM_OK; j++)
@@ -135,20 +152,14 @@ symcomm_result_t symcomm_group_end(void) {
                        "symcomm_group_end: one group uses two communicators on one stream; give "
                        "each communicator its own stream (nothing of the group was queued)");
   if (res != SYMCOMM_OK) {
-    for (int i = g->count - 1; i >= 0; i--) {
-      sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
+    for (int i = g->count - 1; i >= 0; i--)
       sc_comm_finish(g->entries[i].comm, res); /* the refusal is every member's last error */
-    }
-    free(g->entries);
-    *g = (sc_group_t){0};
+    g->count = 0;
     return res;
   }
-  /* One launch per (communicator, stream), in the order they first appear. A
-   * launch that fails takes its ops back; the others still go. */
-  sc_p2p_op_t *batch = malloc(sizeof(*batch) * (size_t)(g->count > 0 ? g->count : 1));
-  if (batch == NULL)
-    res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory to launch a group");
-  for (int i = 0; i < g->count && batch != NULL; i++) {
+  /* One batch per (communicator, stream), in the order they first appear. A
+   * batch that fails does not stop the others. */
+  for (int i = 0; i < g->count; i++) {
     sc_group_entry_t *first = &g->entries[i];
     if (first->comm == NULL)
       continue; /* already launched with an earlier entry */
@@ -157,21 +168,14 @@ symcomm_result_t symcomm_group_end(void) {
     int n = 0;
     for (int j = i; j < g->count; j++) {
       if (g->entries[j].comm == comm && g->entries[j].stream == stream) {
-        batch[n++] = g->entries[j].op;
+        g->batch[n++] = g->entries[j].op;
         g->entries[j].comm = NULL;
       }
     }
-    sc_result_t r = sc_comm_finish(comm, sc_p2p_launch(comm->p2p, stream->stream, batch, n));
+    sc_result_t r = sc_comm_finish(comm, sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n));
     if (res == SYMCOMM_OK)
       res = r;
   }
-  if (batch == NULL)
-    for (int i = g->count - 1; i >= 0; i--) {
-      sc_p2p_cancel(g->entries[i].comm->p2p, &g->entries[i].op, 1);
-      sc_comm_finish(g->entries[i].comm, res);
-    }
-  free(batch);
-  free(g->entries);
-  *g = (sc_group_t){0};
+  g->count = 0;
   return res;
 }

@@ -82,7 +82,8 @@ struct symcomm_comm {
   const sc_backend_ops_t *ops;
   sc_device_t *device;
   sc_dev_status_t *status;       /* device-readable: its stop word, its programs' own failure */
-  sc_dev_window_t *window_table; /* device-readable: the view's window table */
+  sc_dev_window_t *window_table; /* the view's window table, for host code */
+  sc_dev_window_t *dev_window_table; /* its copy in device memory, for programs */
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
   sc_p2p_t *p2p;                 /* NULL when alone on the host */

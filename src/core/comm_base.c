@@ -201,6 +201,8 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
     comm->ops->mem_free(m->mem);
     free(m);
   }
+  if (comm->dev_window_table != NULL)
+    comm->ops->dev_free(comm->device, comm->dev_window_table);
   if (comm->window_table != NULL)
     comm->ops->host_free(comm->device, comm->window_table);
   if (comm->status != NULL)

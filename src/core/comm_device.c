@@ -69,7 +69,9 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
                           .spin_us = (uint32_t)spin};
   v->exchanges = 0;
   v->windows = comm->window_table;
+  v->dev_windows = comm->dev_window_table;
   v->windows_made = 0;
+  v->reg_pads = NULL;
   return SYMCOMM_OK;
 }
 
@@ -84,6 +86,8 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   comm->status->rank = -1;
   SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));
   comm->window_table = word;
+  SC_CHECK(comm->ops->dev_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));
+  comm->dev_window_table = word;
   SC_CHECK(sc_comm_fill_view(comm));
   /* Collective, so decided alike everywhere: also a rank alone on its host
    * takes part when other hosts have several ranks. */

@@ -1,5 +1,6 @@
 /* The P2P program: a batch of sends and receives between ranks of one host,
- * advanced together (a group), over each rank's p2p window.
+ * over each rank's p2p window. Each block of a launch runs the ops of one
+ * peer (op.block), its sends and its receives advancing together.
  *
  * Memory. Every rank has a p2p window (mapped by its host's other ranks): a
  * pad, then one staging ring per peer for the data that peer sends it:
@@ -13,11 +14,15 @@
  *   gave_up    why P marked the pair failed (a relay mark)   written by P
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
+ * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets and
+ * chunk counters of each pair.
  *
- * A message. The n-th send from S to R meets the n-th receive R posts from
- * S (n = `msg`, counted on the host by both sides). It travels in
- * max(1, ceil(bytes / chunk_bytes)) chunks; `chunk_base` counts the chunks of
- * earlier messages on that pair.
+ * A message. The n-th send from S to R that runs meets the n-th receive from
+ * S that runs on R: an op takes its number n (`msg`) from the pair's ticket
+ * when it starts, so the same arguments launched again exchange the next
+ * message. It travels in max(1, ceil(bytes / chunk_bytes)) chunks numbered
+ * on from the pair's earlier messages (`base`, the pair's chunk counter,
+ * read once the op's turn has come).
  *   receive: post cts_bytes, then cts = msg + 1 in S's pad (rendezvous); for
  *            each chunk g: wait ready >= g + 1, copy it out of the ring slot
  *            g % slots, set ack = g + 1 in S's pad.
@@ -30,11 +35,14 @@
  * table) says so with its size; the send then copies straight into that
  * buffer, once, and raises ready past all of the message's chunks at once.
  * Every store that another rank waits for is followed by a ring of that
- * rank's doorbell. Operations on one pair and direction run in message order
+ * rank's doorbell. Operations on one pair and direction run in number order
  * even from different streams: each first waits for the previous one to
  * finish (sends_done / recvs_done), so the ring's order is never broken.
- * When a batch fails, every pair it left half-done is marked failed on both
- * sides, so that later use fails at once instead of hanging. */
+ * When a block fails, the pairs it left half-done are marked failed on both
+ * sides, so that later use fails at once instead of hanging.
+ *
+ * Threads: the leader claims, waits and stores flags; its verdicts reach the
+ * block through sc_dev_share, and all threads copy. */
 #ifndef SC_DEVICE_P2P_H
 #define SC_DEVICE_P2P_H
 
@@ -42,26 +50,77 @@
 #include "device/runtime.h"
 #include "device/status.h"
 
+enum { SC_P2P_PHASE_CLAIM = 0, SC_P2P_PHASE_ORDER, SC_P2P_PHASE_HANDSHAKE, SC_P2P_PHASE_CHUNKS };
+
+/* A block's progress through its ops of one direction (they run one after
+ * another), in the program's local variables: never in its arguments. */
+typedef struct sc_p2p_cursor {
+  uint32_t op;    /* the current op; nops once none is left */
+  uint32_t phase;
+  uint64_t msg;   /* its message number (the leader's) */
+  uint64_t base;  /* its first chunk on the pair */
+  uint64_t chunk; /* chunks done */
+  char *direct;   /* send: the receiver's window buffer, when it asked for one */
+} sc_p2p_cursor_t;
+
 SC_DEV_FN uint64_t sc_p2p_count(uint64_t line) { return line & ~SC_SLOT_ERROR; }
 
-SC_DEV_FN void sc_p2p_fail(sc_dev_error_t *err, int kind, const sc_p2p_op_t *op, int64_t c) {
+/* The leader's 64-bit value on every thread of the block. */
+SC_DEV_FN uint64_t sc_p2p_share64(sc_dev_ctx_t *ctx, uint64_t v) {
+  uint32_t lo = (uint32_t)sc_dev_share(ctx, (int)(uint32_t)v);
+  uint32_t hi = (uint32_t)sc_dev_share(ctx, (int)(uint32_t)(v >> 32));
+  return (uint64_t)hi << 32 | lo;
+}
+
+/* The first op at or after `from` of this block and kind (nops: none). */
+SC_DEV_FN uint32_t sc_p2p_next(const sc_p2p_args_t *a, uint32_t block, int kind, uint32_t from) {
+  while (from < a->nops && (a->ops[from].block != block || a->ops[from].kind != kind))
+    from++;
+  return from;
+}
+
+/* A number for the op starting now on a pair and direction: its ticket,
+ * widened to 64 bits against the pair's done counter, which is at most the
+ * number (ops finish in number order) and less than 2^32 behind it. */
+SC_DEV_FN uint64_t sc_p2p_claim(uint32_t *tickets, const uint64_t *done) {
+  uint32_t t = sc_dev_load32(tickets);
+  while (!sc_dev_cas32(tickets, t, t + 1))
+    t = sc_dev_load32(tickets);
+  uint64_t d = sc_p2p_count(sc_dev_load(done));
+  return d + (uint32_t)(t - (uint32_t)d);
+}
+
+/* The number the next op of a pair and direction would take (for a
+ * sentence: it takes none). */
+SC_DEV_FN uint64_t sc_p2p_peek(const sc_p2p_desc_t *d, const sc_p2p_op_t *op) {
+  const sc_p2p_pair_t *pair = &d->pair[op->peer];
+  const sc_p2p_peer_lines_t *mine = &d->pads[d->local_rank]->peer[op->peer];
+  int send = op->kind == SC_P2P_SEND;
+  uint64_t done = sc_p2p_count(sc_dev_load(send ? &mine->sends_done.value : &mine->recvs_done.value));
+  uint32_t t = sc_dev_load32(send ? &pair->send_tickets : &pair->recv_tickets);
+  return done + (uint32_t)(t - (uint32_t)done);
+}
+
+SC_DEV_FN void sc_p2p_fail(const sc_p2p_desc_t *d, sc_dev_error_t *err, int kind,
+                           const sc_p2p_op_t *op, uint64_t msg, int64_t c) {
   err->kind = kind;
-  err->a = op->peer;
-  err->b = kind == SC_DEV_SIZE_MISMATCH ? (int64_t)op->bytes : (int64_t)op->msg;
+  err->a = d->ranks[op->peer];
+  err->b = kind == SC_DEV_SIZE_MISMATCH ? (int64_t)op->bytes : (int64_t)msg;
   err->c = c;
   err->d = op->kind;
   err->e = 0;
 }
 
-/* Marks a pair that an op left half-done as failed, here and at the peer
- * (atomically: other streams of the pair may store to the same lines), and
- * tells the peer why (`mark`, 0: nothing to relay). */
-SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op, uint64_t mark) {
-  sc_p2p_peer_lines_t *mine = &a->my_pad->peer[op->peer_index];
-  sc_p2p_peer_lines_t *theirs = &op->peer_pad->peer[op->my_index];
+/* Marks a pair and direction that an op left half-done as failed, here and
+ * at the peer (atomically: other streams of the pair may store to the same
+ * lines), and tells the peer why (`mark`, 0: nothing to relay). */
+SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark) {
+  sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[peer];
+  sc_p2p_peer_lines_t *mine = &my_pad->peer[peer];
+  sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
   if (mark != 0)
     sc_dev_store(&theirs->gave_up.value, mark); /* before the marks the peer sees */
-  if (op->kind == SC_P2P_SEND) {
+  if (kind == SC_P2P_SEND) {
     sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
     sc_dev_or(&theirs->ready.value, SC_SLOT_ERROR);
   } else {
@@ -69,27 +128,29 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_args_t *a, const sc_p2p_op_t *op, uint
     sc_dev_or(&theirs->ack.value, SC_SLOT_ERROR);
     sc_dev_or(&theirs->cts.value, SC_SLOT_ERROR);
   }
-  sc_dev_ring(&a->my_pad->bell);
-  sc_dev_ring(&op->peer_pad->bell);
+  sc_dev_ring(&my_pad->bell);
+  sc_dev_ring(&peer_pad->bell);
 }
 
-/* The batch gave up: every op it left half-done marks its pair failed. */
-SC_DEV_FN void sc_p2p_poison_pending(const sc_p2p_args_t *a, uint64_t mark) {
-  for (uint32_t j = 0; j < a->nops; j++)
-    if (a->ops[j].phase != SC_P2P_PHASE_DONE)
-      sc_p2p_poison(a, &a->ops[j], mark);
+/* The block gave up: each direction with ops left marks its pair failed (leader). */
+SC_DEV_FN void sc_p2p_poison_pending(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c, int peer,
+                                     uint64_t mark) {
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++)
+    if (c[kind].op < a->nops)
+      sc_p2p_poison(a->desc, peer, kind, mark);
 }
 
 /* The pair is marked failed: this rank's own stop if it has one, else what
  * the peer relayed (the stop it heard of, as if heard here), else the pair's
  * earlier failure. Returns -1 (err filled). */
-SC_DEV_FN int sc_p2p_peer_failed(sc_dev_ctx_t *ctx, const sc_p2p_peer_lines_t *mine,
-                                 const sc_p2p_op_t *op, sc_dev_error_t *err) {
+SC_DEV_FN int sc_p2p_peer_failed(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                 const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op,
+                                 uint64_t msg, sc_dev_error_t *err) {
   if (sc_dev_stopped(ctx)) {
-    sc_p2p_fail(err, SC_DEV_ABORTED, op, (int64_t)op->bytes);
+    sc_p2p_fail(d, err, SC_DEV_ABORTED, op, msg, (int64_t)op->bytes);
     return -1;
   }
-  sc_p2p_fail(err, SC_DEV_PEER_FAILED, op, 0);
+  sc_p2p_fail(d, err, SC_DEV_PEER_FAILED, op, msg, 0);
   int timed_out, waited_for;
   sc_dev_relay_read(sc_dev_load(&mine->gave_up.value), err, &timed_out, &waited_for);
   return -1;
@@ -97,218 +158,285 @@ SC_DEV_FN int sc_p2p_peer_failed(sc_dev_ctx_t *ctx, const sc_p2p_peer_lines_t *m
 
 /* A receive finds ERROR in ready: the sender refused this message's size
  * (it left its own size in err_bytes), or the pair failed before. */
-SC_DEV_FN int sc_p2p_refused(sc_dev_ctx_t *ctx, const sc_p2p_peer_lines_t *mine,
-                             const sc_p2p_op_t *op, sc_dev_error_t *err) {
+SC_DEV_FN int sc_p2p_refused(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                             const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op, uint64_t msg,
+                             sc_dev_error_t *err) {
   /* A refusal for size carries the sender's size with the ERROR bit set;
    * anything else means the sender failed for another reason. */
   uint64_t refusal = sc_dev_load(&mine->err_bytes.value);
   if (!(refusal & SC_SLOT_ERROR))
-    return sc_p2p_peer_failed(ctx, mine, op, err);
-  sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)(refusal & ~SC_SLOT_ERROR));
+    return sc_p2p_peer_failed(ctx, d, mine, op, msg, err);
+  sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)(refusal & ~SC_SLOT_ERROR));
   return -1;
 }
 
-/* Advances one op as far as it can go without waiting. Returns 1 if it moved,
- * 0 if it must wait, -1 on failure (err filled). */
-SC_DEV_FN int sc_p2p_step(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_p2p_op_t *op,
-                          sc_dev_error_t *err) {
-  sc_p2p_peer_lines_t *mine = &a->my_pad->peer[op->peer_index];
-  sc_p2p_peer_lines_t *theirs = &op->peer_pad->peer[op->my_index];
-  uint64_t nchunks = sc_p2p_chunks(op->bytes, a->chunk_bytes);
+/* The leader's verdict on the block: 1 go on, 0 wait, -1 failed. */
+#define SC_P2P_VERDICT(ctx, r)                                                                     \
+  do {                                                                                             \
+    int verdict_ = sc_dev_share((ctx), (r));                                                       \
+    if (verdict_ <= 0)                                                                             \
+      return verdict_ < 0 ? -1 : moved;                                                            \
+  } while (0)
+
+/* The sender's handshake (leader): the receive is posted and agrees on the
+ * size; where it asked for its window, c->direct is that buffer. */
+SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                    const sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
+                                    const sc_p2p_op_t *op, sc_p2p_cursor_t *c,
+                                    sc_dev_error_t *err) {
+  uint64_t cts = sc_dev_load(&mine->cts.value);
+  if (cts & SC_SLOT_ERROR)
+    return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+  if (cts < c->msg + 1)
+    return 0;
+  uint64_t want = sc_dev_load(&mine->cts_bytes.value);
+  if (want != op->bytes) {
+    sc_dev_store(&theirs->err_bytes.value, op->bytes | SC_SLOT_ERROR);
+    sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, c->msg, (int64_t)want);
+    return -1; /* the block poisons the pair: the receiver sees ERROR in ready */
+  }
+  uint64_t window = sc_dev_load(&mine->cts_window.value);
+  if (window != 0) {
+    uint64_t offset = sc_dev_load(&mine->cts_offset.value);
+    const sc_dev_window_t *w = window <= SC_MAX_WINDOWS ? &d->windows[window - 1] : 0;
+    char *base = w != 0 && w->bytes > 0 && w->peer != 0 ? (char *)w->peer[d->ranks[op->peer]] : 0;
+    if (base == 0 || offset > w->bytes || op->bytes > w->bytes - offset) {
+      err->kind = SC_DEV_BAD_ARGS; /* a window freed while still in use */
+      err->a = SC_PROGRAM_P2P;
+      return -1;
+    }
+    c->direct = base + offset;
+  }
+  return 1;
+}
+
+/* Advances the cursor of one direction as far as it can go without waiting,
+ * on every thread alike. Returns 1 if it moved, 0 if it must wait, -1 on
+ * failure (err filled by the leader). */
+SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t block, int kind,
+                             sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+  sc_p2p_desc_t *d = a->desc;
+  int leader = sc_dev_leader(ctx);
+  int send = kind == SC_P2P_SEND;
   int moved = 0;
-  for (;;) {
-    if (op->phase == SC_P2P_PHASE_ORDER) {
-      uint64_t done = sc_dev_load(op->kind == SC_P2P_SEND ? &mine->sends_done.value
-                                                          : &mine->recvs_done.value);
-      if (done & SC_SLOT_ERROR)
-        return sc_p2p_peer_failed(ctx, mine, op, err);
-      if (done < op->msg)
-        return moved;
-      op->phase = SC_P2P_PHASE_HANDSHAKE;
-      moved = 1;
-    } else if (op->phase == SC_P2P_PHASE_HANDSHAKE) {
-      if (op->kind == SC_P2P_RECV) {
+  while (c->op < a->nops) {
+    const sc_p2p_op_t *op = &a->ops[c->op];
+    sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[op->peer];
+    sc_p2p_peer_lines_t *mine = &my_pad->peer[op->peer];
+    sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
+    sc_p2p_pair_t *pair = &d->pair[op->peer];
+    uint64_t *done = send ? &mine->sends_done.value : &mine->recvs_done.value;
+    uint64_t *chunks = send ? &pair->send_chunks : &pair->recv_chunks;
+    uint64_t nchunks = sc_p2p_chunks(op->bytes, d->chunk_bytes);
+    int r = 1;
+    if (c->phase == SC_P2P_PHASE_CLAIM) {
+      if (leader)
+        c->msg = sc_p2p_claim(send ? &pair->send_tickets : &pair->recv_tickets, done);
+      c->chunk = 0;
+      c->direct = 0;
+      c->phase = SC_P2P_PHASE_ORDER;
+    } else if (c->phase == SC_P2P_PHASE_ORDER) {
+      if (leader) {
+        uint64_t v = sc_dev_load(done);
+        r = (v & SC_SLOT_ERROR) ? sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err)
+                                : v >= c->msg;
+        if (r == 1)
+          c->base = *chunks; /* the earlier messages' end: written before their done */
+      }
+      SC_P2P_VERDICT(ctx, r);
+      c->base = sc_p2p_share64(ctx, c->base);
+      c->phase = SC_P2P_PHASE_HANDSHAKE;
+    } else if (c->phase == SC_P2P_PHASE_HANDSHAKE) {
+      if (leader && !send) {
         sc_dev_store(&theirs->cts_bytes.value, op->bytes);
         sc_dev_store(&theirs->cts_window.value, op->window);
         sc_dev_store(&theirs->cts_offset.value, op->offset);
-        sc_dev_store(&theirs->cts.value, op->msg + 1);
-        sc_dev_ring(&op->peer_pad->bell);
-      } else {
-        uint64_t cts = sc_dev_load(&mine->cts.value);
-        if (cts & SC_SLOT_ERROR)
-          return sc_p2p_peer_failed(ctx, mine, op, err);
-        if (cts < op->msg + 1)
-          return moved;
-        uint64_t want = sc_dev_load(&mine->cts_bytes.value);
-        if (want != op->bytes) {
-          sc_dev_store(&theirs->err_bytes.value, op->bytes | SC_SLOT_ERROR);
-          sc_p2p_fail(err, SC_DEV_SIZE_MISMATCH, op, (int64_t)want);
-          return -1; /* the batch poisons the pair: the receiver sees ERROR in ready */
-        }
-        uint64_t window = sc_dev_load(&mine->cts_window.value);
-        if (window != 0) {
-          uint64_t offset = sc_dev_load(&mine->cts_offset.value);
-          const sc_dev_window_t *w = window <= SC_MAX_WINDOWS ? &a->windows[window - 1] : 0;
-          char *base = w != 0 && w->bytes > 0 && w->peer != 0 ? (char *)w->peer[op->peer] : 0;
-          if (base == 0 || offset > w->bytes || op->bytes > w->bytes - offset) {
-            err->kind = SC_DEV_BAD_ARGS; /* a window freed while still in use */
-            err->a = SC_PROGRAM_P2P;
-            return -1;
-          }
-          op->direct = base + offset;
-        }
+        sc_dev_store(&theirs->cts.value, c->msg + 1);
+        sc_dev_ring(&peer_pad->bell);
+      } else if (leader) {
+        r = sc_p2p_send_handshake(ctx, d, mine, theirs, op, c, err);
       }
-      op->phase = SC_P2P_PHASE_CHUNKS;
-      moved = 1;
-    } else if (op->phase == SC_P2P_PHASE_CHUNKS) {
-      if (op->chunk == nchunks) {
-        uint64_t *done = op->kind == SC_P2P_SEND ? &mine->sends_done.value : &mine->recvs_done.value;
-        sc_dev_store(done, op->msg + 1);
-        sc_dev_ring(&a->my_pad->bell);
-        op->phase = SC_P2P_PHASE_DONE;
-        return 1;
+      SC_P2P_VERDICT(ctx, r);
+      if (send)
+        c->direct = (char *)(uintptr_t)sc_p2p_share64(ctx, (uint64_t)(uintptr_t)c->direct);
+      c->phase = SC_P2P_PHASE_CHUNKS;
+    } else if (c->chunk == nchunks) {
+      if (leader) {
+        *chunks = c->base + nchunks; /* ordered before done by its release */
+        sc_dev_store(done, c->msg + 1);
+        sc_dev_ring(&my_pad->bell);
       }
-      if (op->direct != 0 || op->window != 0) {
-        /* Straight into the receiver's window: one copy, all chunks at once. */
-        uint64_t last = op->chunk_base + nchunks;
-        if (op->kind == SC_P2P_SEND) {
-          if (op->bytes > 0)
-            sc_dev_copy(ctx, op->direct, op->buf, op->bytes);
+      c->op = sc_p2p_next(a, block, kind, c->op + 1);
+      c->phase = SC_P2P_PHASE_CLAIM;
+    } else if (c->direct != 0 || op->window != 0) {
+      /* Straight into the receiver's window: one copy, all chunks at once. */
+      uint64_t last = c->base + nchunks;
+      if (send) {
+        if (op->bytes > 0)
+          sc_dev_copy(ctx, c->direct, op->buf, op->bytes);
+        sc_dev_sync(ctx);
+        if (leader) {
           sc_dev_store(&theirs->ready.value, last);
-        } else {
+          sc_dev_ring(&peer_pad->bell);
+        }
+      } else {
+        if (leader) {
           /* What arrived is whole even if the sender failed since. */
           uint64_t ready = sc_dev_load(&mine->ready.value);
           if (sc_p2p_count(ready) < last && (ready & SC_SLOT_ERROR))
-            return sc_p2p_refused(ctx, mine, op, err);
-          if (ready < last)
-            return moved;
-          sc_dev_store(&theirs->ack.value, last);
+            r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
+          else
+            r = ready >= last;
+          if (r == 1) {
+            sc_dev_store(&theirs->ack.value, last);
+            sc_dev_ring(&peer_pad->bell);
+          }
         }
-        sc_dev_ring(&op->peer_pad->bell);
-        op->chunk = (uint32_t)nchunks;
-        moved = 1;
-        continue;
+        SC_P2P_VERDICT(ctx, r);
       }
-      uint64_t g = op->chunk_base + op->chunk;
-      uint64_t offset = (uint64_t)op->chunk * a->chunk_bytes;
-      uint64_t len = op->bytes - offset < a->chunk_bytes ? op->bytes - offset : a->chunk_bytes;
-      char *slot = op->ring + (g % a->slots) * a->chunk_bytes;
-      if (op->kind == SC_P2P_SEND) {
+      c->chunk = nchunks;
+    } else {
+      uint64_t g = c->base + c->chunk;
+      uint64_t offset = c->chunk * d->chunk_bytes;
+      uint64_t len = op->bytes - offset < d->chunk_bytes ? op->bytes - offset : d->chunk_bytes;
+      uint64_t ring_bytes = d->chunk_bytes * d->slots;
+      char *ring = send ? (char *)peer_pad + d->ring_offset + (uint64_t)d->local_rank * ring_bytes
+                        : (char *)my_pad + d->ring_offset + (uint64_t)op->peer * ring_bytes;
+      char *slot = ring + (g % d->slots) * d->chunk_bytes;
+      if (leader && send) {
         uint64_t ack = sc_dev_load(&mine->ack.value);
         if (ack & SC_SLOT_ERROR)
-          return sc_p2p_peer_failed(ctx, mine, op, err);
-        if (g + 1 > a->slots && sc_p2p_count(ack) < g + 1 - a->slots)
-          return moved;
-        if (len > 0)
-          sc_dev_copy(ctx, slot, (const char *)op->buf + offset, len);
-        sc_dev_store(&theirs->ready.value, g + 1);
-        sc_dev_ring(&op->peer_pad->bell);
-      } else {
+          r = sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+        else if (g + 1 > d->slots && sc_p2p_count(ack) < g + 1 - d->slots)
+          r = 0;
+      } else if (leader) {
         uint64_t ready = sc_dev_load(&mine->ready.value);
         if (sc_p2p_count(ready) < g + 1 && (ready & SC_SLOT_ERROR))
-          return sc_p2p_refused(ctx, mine, op, err);
-        if (sc_p2p_count(ready) < g + 1)
-          return moved;
-        if (len > 0)
-          sc_dev_copy(ctx, (char *)op->buf + offset, slot, len);
-        sc_dev_store(&theirs->ack.value, g + 1);
-        sc_dev_ring(&op->peer_pad->bell);
+          r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
+        else if (sc_p2p_count(ready) < g + 1)
+          r = 0;
       }
-      op->chunk++;
-      moved = 1;
-    } else {
-      return 0;
+      SC_P2P_VERDICT(ctx, r);
+      if (send && len > 0)
+        sc_dev_copy(ctx, slot, (const char *)op->buf + offset, len);
+      else if (len > 0)
+        sc_dev_copy(ctx, (char *)op->buf + offset, slot, len);
+      sc_dev_sync(ctx);
+      if (leader) {
+        sc_dev_store(send ? &theirs->ready.value : &theirs->ack.value, g + 1);
+        sc_dev_ring(&peer_pad->bell);
+      }
+      c->chunk++;
     }
+    moved = 1;
   }
+  return moved;
 }
 
-/* The batch will not run (its stream stopped before reaching it): every op's
- * pair is marked failed, so that the peers fail at once instead of waiting
- * for messages that will never come, and later ops on those pairs fail too. */
-SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a) {
-  for (uint32_t i = 0; i < a->nops; i++)
-    sc_p2p_poison(a, &a->ops[i], 0);
+/* Blocks from `first_block` on will not run (their stream stopped before
+ * reaching the batch, or an earlier block of the launch failed on a backend
+ * that runs blocks one after another): every pair they hold is marked
+ * failed, so that the peers fail at once instead of waiting for messages
+ * that will never come, and later ops on those pairs fail too. With `why`,
+ * the peers learn the failure that stopped them. Host code. */
+SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
+                                  const sc_dev_error_t *why) {
+  uint64_t mark = why != 0 ? sc_dev_relay_mark(why, a->desc->rank, (int)why->a) : 0;
+  for (uint32_t i = 0; i < a->nops && i < SC_P2P_MAX_OPS; i++)
+    if (a->ops[i].block >= first_block)
+      sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark);
 }
 
-SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *args, sc_dev_error_t *err) {
-  /* The launch owns this copy of the arguments; progress is kept in it. */
-  sc_p2p_args_t *a = (sc_p2p_args_t *)args;
-  int stopped = sc_dev_begin(ctx, &a->guard);
-  err->kind = SC_DEV_OK;
-  if (a->chunk_bytes == 0 || a->slots == 0) {
-    err->kind = SC_DEV_BAD_ARGS;
-    err->a = SC_PROGRAM_P2P;
+/* The cursor that the block is stuck on, for the sentence of its failure. */
+SC_DEV_FN int sc_p2p_stuck(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c) {
+  return c[SC_P2P_SEND].op < a->nops ? SC_P2P_SEND : SC_P2P_RECV;
+}
+
+SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_error_t *err) {
+  sc_p2p_desc_t *d = a->desc;
+  uint32_t block = sc_dev_block(ctx);
+  int leader = sc_dev_leader(ctx);
+  int stopped = sc_dev_begin(ctx, &d->guard);
+  sc_p2p_cursor_t c[2];
+  int peer = -1, bad = d->chunk_bytes == 0 || d->slots == 0 || a->nops > SC_P2P_MAX_OPS;
+  for (uint32_t i = 0; i < a->nops && !bad; i++) {
+    if (a->ops[i].block != block)
+      continue;
+    bad = (peer >= 0 && a->ops[i].peer != peer) || a->ops[i].peer == d->local_rank ||
+          a->ops[i].peer >= SC_MAX_LOCAL_RANKS || a->ops[i].kind > SC_P2P_RECV;
+    peer = a->ops[i].peer;
+  }
+  if (bad) {
+    if (leader) {
+      err->kind = SC_DEV_BAD_ARGS;
+      err->a = SC_PROGRAM_P2P;
+    }
     return;
   }
+  if (peer < 0)
+    return; /* nothing for this block */
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
+    c[kind].op = sc_p2p_next(a, block, kind, 0);
+    c[kind].phase = SC_P2P_PHASE_CLAIM;
+    c[kind].msg = c[kind].base = c[kind].chunk = 0;
+    c[kind].direct = 0;
+  }
+  sc_p2p_pad_t *my_pad = d->pads[d->local_rank];
   if (stopped) { /* the communicator failed before: none of these will meet their peers */
-    err->kind = SC_DEV_ABORTED;
-    if (a->nops > 0)
-      sc_p2p_fail(err, SC_DEV_ABORTED, &a->ops[0], (int64_t)a->ops[0].bytes);
-    uint64_t mark = sc_dev_relay_mark(err, a->rank, -1);
-    for (uint32_t i = 0; i < a->nops; i++)
-      sc_p2p_poison(a, &a->ops[i], mark);
+    if (leader) {
+      const sc_p2p_op_t *op = &a->ops[c[sc_p2p_stuck(a, c)].op];
+      sc_p2p_fail(d, err, SC_DEV_ABORTED, op, sc_p2p_peek(d, op), (int64_t)op->bytes);
+      sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, -1));
+    }
     return;
   }
-  uint64_t departed = 0; /* ranks that left, once a sleep said so */
+  uint64_t departed = 0; /* ranks that left, once a sleep said so (leader) */
   for (;;) {
-    uint32_t seen = sc_dev_bell_read(&a->my_pad->bell);
-    int moved = 0, pending = 0;
-    for (uint32_t i = 0; i < a->nops; i++) {
-      sc_p2p_op_t *op = &a->ops[i];
-      if (op->phase == SC_P2P_PHASE_DONE)
-        continue;
-      /* Ops on one pair and direction go in order within the batch too. */
-      int blocked = 0;
-      for (uint32_t j = 0; j < i && !blocked; j++)
-        blocked = a->ops[j].phase != SC_P2P_PHASE_DONE && a->ops[j].kind == op->kind &&
-                  a->ops[j].peer_index == op->peer_index;
-      if (blocked) {
-        pending = 1;
-        continue;
-      }
-      int r = sc_p2p_step(ctx, a, op, err);
+    uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;
+    int moved = 0;
+    for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
+      int r = sc_p2p_advance(ctx, a, block, kind, &c[kind], err);
       if (r < 0) {
-        sc_p2p_poison_pending(a, sc_dev_relay_mark(err, a->rank, op->peer));
+        if (leader)
+          sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
         return;
       }
       moved |= r;
-      pending |= op->phase != SC_P2P_PHASE_DONE;
     }
-    if (!pending)
+    if (c[SC_P2P_SEND].op >= a->nops && c[SC_P2P_RECV].op >= a->nops)
       return;
     if (moved) {
-      sc_dev_progress(ctx);
+      if (leader)
+        sc_dev_progress(ctx);
       continue;
     }
-    /* Stuck after the departures were read: an op whose peer left waits for
-     * what it never did (a peer finishes its work before it leaves). */
-    for (uint32_t i = 0; i < a->nops && departed != 0; i++) {
-      sc_p2p_op_t *op = &a->ops[i];
-      if (op->phase == SC_P2P_PHASE_DONE || !(departed >> op->peer_index & 1))
-        continue;
-      sc_p2p_fail(err, SC_DEV_PEER_LEFT, op, (int64_t)op->bytes);
-      err->e = op->peer;
-      sc_p2p_poison_pending(a, sc_dev_relay_mark(err, a->rank, op->peer));
-      return;
-    }
-    int why = sc_dev_sleep(ctx, &a->my_pad->bell, seen);
+    /* Stuck after the departures were read: the peer left, having done all
+     * it will ever do. */
+    int why = 0;
+    if (leader)
+      why = (departed >> peer & 1) ? -1 : sc_dev_sleep(ctx, &my_pad->bell, seen);
+    why = sc_dev_share(ctx, why);
     if (why == SC_DEV_PEER_LEFT) {
-      departed = sc_dev_departed(ctx); /* step every op once more, then look */
+      if (leader)
+        departed = sc_dev_departed(ctx); /* advance once more, then look */
       continue;
     }
-    if (why != 0) {
-      for (uint32_t j = 0; j < a->nops; j++) {
-        sc_p2p_op_t *op = &a->ops[j];
-        if (op->phase == SC_P2P_PHASE_DONE)
-          continue;
-        if (err->kind == SC_DEV_OK) {
-          sc_p2p_fail(err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, (int64_t)op->bytes);
-          err->e = a->guard.timeout_ms;
-        }
-        sc_p2p_poison(a, op, sc_dev_relay_mark(err, a->rank, op->peer));
+    if (why == 0)
+      continue;
+    if (leader) {
+      const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
+      const sc_p2p_op_t *op = &a->ops[stuck->op];
+      if (why < 0) {
+        sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
+        err->e = d->ranks[peer];
+      } else {
+        sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, stuck->msg,
+                    (int64_t)op->bytes);
+        err->e = d->guard.timeout_ms;
       }
-      return;
+      sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
     }
+    return;
   }
 }
 

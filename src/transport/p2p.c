@@ -1,24 +1,20 @@
 #include "transport/p2p.h"
 
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/log.h"
 #include "util/param.h"
 
+_Static_assert(sizeof(sc_p2p_args_t) <= SC_LAUNCH_ARGS_MAX,
+               "a full P2P batch must fit a launch's arguments");
+_Static_assert(SC_MAX_LOCAL_RANKS <= 64 && SC_MAX_LOCAL_RANKS <= 255,
+               "ops name peers in a byte; block order uses a 64-bit mask of keys");
+
 struct sc_p2p {
   sc_comm_view_t *view;
-  sc_window_t *win; /* buffer: the pad, then one ring per local peer */
-  uint64_t chunk_bytes;
-  uint32_t slots;
-  size_t ring_offset;
-  size_t ring_bytes;
-  pthread_mutex_t lock;  /* counters: sends may be posted from several threads */
-  uint64_t *sends, *recvs;             /* [local_size] messages posted */
-  uint64_t *send_chunks, *recv_chunks; /* [local_size] chunks of those messages */
-  bool *send_broken, *recv_broken;     /* [local_size] out of step after a cancel */
+  sc_window_t *win;    /* buffer: the pad, then one ring per local peer */
+  sc_p2p_desc_t *desc; /* device memory */
 };
 
 static sc_result_t sc_p2p_params(uint64_t *chunk_bytes, uint32_t *slots) {
@@ -36,32 +32,53 @@ static sc_result_t sc_p2p_params(uint64_t *chunk_bytes, uint32_t *slots) {
   return SYMCOMM_OK;
 }
 
+/* What the program works from: the windows of this host's ranks as mapped
+ * here, and zeroed counters. */
+static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, uint64_t chunk_bytes, uint32_t slots,
+                                    size_t ring_offset) {
+  const sc_comm_view_t *view = p->view;
+  sc_p2p_desc_t *host = calloc(1, sizeof(*host));
+  if (host == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for the send/recv descriptor");
+  host->guard = view->guard;
+  host->guard.call = SC_CALL_P2P;
+  host->windows = view->dev_windows;
+  for (int l = 0; l < view->local_size; l++) {
+    int r = view->local_rank_to_rank[l];
+    host->pads[l] = (sc_p2p_pad_t *)p->win->peer[r];
+    host->ranks[l] = r;
+  }
+  host->chunk_bytes = chunk_bytes;
+  host->ring_offset = ring_offset;
+  host->slots = slots;
+  host->rank = view->rank;
+  host->local_rank = view->local_rank;
+  void *dev = NULL;
+  sc_result_t res = view->ops->dev_alloc(view->device, sizeof(*host), &dev);
+  if (res == SYMCOMM_OK) {
+    p->desc = dev;
+    res = view->ops->upload(view->device, dev, host, sizeof(*host));
+  }
+  free(host);
+  return res;
+}
+
 sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   sc_p2p_t *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv state");
-  pthread_mutex_init(&p->lock, NULL);
   sc_result_t res;
-  SC_CHECK_GOTO(sc_p2p_params(&p->chunk_bytes, &p->slots), res, fail);
+  uint64_t chunk_bytes = 0;
+  uint32_t slots = 0;
+  SC_CHECK_GOTO(sc_p2p_params(&chunk_bytes, &slots), res, fail);
   p->view = view;
-  p->ring_offset = (sizeof(sc_p2p_pad_t) + 4095) / 4096 * 4096;
-  p->ring_bytes = (size_t)p->chunk_bytes * p->slots;
+  size_t ring_offset = (sizeof(sc_p2p_pad_t) + 4095) / 4096 * 4096;
+  size_t ring_bytes = (size_t)chunk_bytes * slots;
   /* Every rank's window has the same size (windows are collective): rings
    * for as many peers as the largest host has. Unused rings cost nothing. */
   size_t n = (size_t)view->max_local_size;
-  p->sends = calloc(n, sizeof(uint64_t));
-  p->recvs = calloc(n, sizeof(uint64_t));
-  p->send_chunks = calloc(n, sizeof(uint64_t));
-  p->recv_chunks = calloc(n, sizeof(uint64_t));
-  p->send_broken = calloc(n, sizeof(bool));
-  p->recv_broken = calloc(n, sizeof(bool));
-  if (p->sends == NULL || p->recvs == NULL || p->send_chunks == NULL || p->recv_chunks == NULL ||
-      p->send_broken == NULL || p->recv_broken == NULL) {
-    res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv counters");
-    goto fail;
-  }
-  SC_CHECK_GOTO(sc_window_create(view, p->ring_offset + n * p->ring_bytes, NULL, 0, &p->win), res,
-                fail);
+  SC_CHECK_GOTO(sc_window_create(view, ring_offset + n * ring_bytes, NULL, 0, &p->win), res, fail);
+  SC_CHECK_GOTO(sc_p2p_make_desc(p, chunk_bytes, slots, ring_offset), res, fail);
   *out = p;
   return SYMCOMM_OK;
 fail:
@@ -72,108 +89,95 @@ fail:
 void sc_p2p_destroy(sc_p2p_t *p) {
   if (p == NULL)
     return;
+  if (p->desc != NULL)
+    p->view->ops->dev_free(p->view->device, p->desc);
   sc_window_release(p->win);
-  pthread_mutex_destroy(&p->lock);
-  free(p->sends);
-  free(p->recvs);
-  free(p->send_chunks);
-  free(p->recv_chunks);
-  free(p->send_broken);
-  free(p->recv_broken);
   free(p);
 }
 
-/* A receive whose whole buffer lies in one of this rank's windows can take
- * the data straight from the sender. */
-static void sc_p2p_find_window(const sc_comm_view_t *view, const void *buf, size_t bytes,
-                               sc_p2p_op_t *op) {
+void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t bytes,
+                    sc_p2p_op_t *op) {
+  const sc_comm_view_t *view = p->view;
+  memset(op, 0, sizeof(*op));
+  op->kind = (uint8_t)kind;
+  op->peer = (uint8_t)view->local_of[peer];
+  op->buf = buf;
+  op->bytes = bytes;
   uint32_t id;
   size_t offset;
-  if (sc_window_find(view, 0, buf, bytes, &id, &offset)) {
+  /* A receive whose whole buffer lies in one of this rank's windows can take
+   * the data straight from the sender. */
+  if (kind == SC_P2P_RECV && sc_window_find(view, 0, buf, bytes, &id, &offset)) {
     op->window = id + 1;
     op->offset = offset;
   }
+  SC_TRACE(SC_P2P, "%s %s rank %d: %zu bytes%s", kind == SC_P2P_SEND ? "send" : "recv",
+           kind == SC_P2P_SEND ? "to" : "from", peer, bytes, op->window != 0 ? " into a window" : "");
 }
 
-sc_result_t sc_p2p_prepare(sc_p2p_t *p, int kind, int peer, void *buf, size_t bytes,
-                           sc_p2p_op_t *op) {
+/* Blocks: one per peer. A backend may run a launch's blocks one after
+ * another (the simulated one does), so a block must never wait for a later
+ * block of its launch, on this rank or, through a chain of pairs, on any
+ * other. Ordering each rank's peers by a key that both sides of a pair
+ * compute alike, (local rank + peer's local rank) mod max_local_size, rules
+ * that out: a rank waiting in the block of key k waits for a peer that will
+ * reach key k after blocks of smaller keys only, so every chain of waits
+ * ends at two ranks working on the same pair. For one rank the key differs
+ * from peer to peer, so a block has one peer. */
+void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
+                  size_t *args_bytes, uint32_t *blocks) {
   const sc_comm_view_t *view = p->view;
-  int pl = view->local_of[peer];
-  memset(op, 0, sizeof(*op));
-  op->kind = kind;
-  op->peer = peer;
-  op->peer_index = pl;
-  op->my_index = view->local_rank;
-  op->peer_pad = (sc_p2p_pad_t *)p->win->peer[peer];
-  char *my_buffer = p->win->peer[view->rank];
-  char *peer_buffer = p->win->peer[peer];
-  op->ring = kind == SC_P2P_SEND
-                 ? peer_buffer + p->ring_offset + (size_t)view->local_rank * p->ring_bytes
-                 : my_buffer + p->ring_offset + (size_t)pl * p->ring_bytes;
-  op->buf = buf;
-  op->bytes = bytes;
-  if (kind == SC_P2P_RECV)
-    sc_p2p_find_window(view, buf, bytes, op);
-  uint64_t chunks = sc_p2p_chunks(bytes, p->chunk_bytes);
-  pthread_mutex_lock(&p->lock);
-  if (kind == SC_P2P_SEND ? p->send_broken[pl] : p->recv_broken[pl]) {
-    pthread_mutex_unlock(&p->lock);
-    return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P,
-                    "%s rank %d is out of step since an earlier one could not be queued",
-                    kind == SC_P2P_SEND ? "sending to" : "receiving from", peer);
-  }
-  if (kind == SC_P2P_SEND) {
-    op->msg = p->sends[pl]++;
-    op->chunk_base = p->send_chunks[pl];
-    p->send_chunks[pl] += chunks;
-  } else {
-    op->msg = p->recvs[pl]++;
-    op->chunk_base = p->recv_chunks[pl];
-    p->recv_chunks[pl] += chunks;
-  }
-  pthread_mutex_unlock(&p->lock);
-  SC_TRACE(SC_P2P, "%s #%llu %s rank %d: %zu bytes in %llu chunks", kind == SC_P2P_SEND ? "send" : "recv",
-           (unsigned long long)op->msg, kind == SC_P2P_SEND ? "to" : "from", peer, bytes,
-           (unsigned long long)chunks);
-  return SYMCOMM_OK;
-}
-
-sc_result_t sc_p2p_launch(sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *ops, int n) {
-  size_t args_bytes = sizeof(sc_p2p_args_t) + sizeof(sc_p2p_op_t) * (size_t)n;
-  sc_p2p_args_t *args = malloc(args_bytes);
-  if (args == NULL)
-    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for %d send/recv ops", n);
-  args->my_pad = (sc_p2p_pad_t *)p->win->peer[p->view->rank];
-  args->windows = p->view->windows;
-  args->guard = p->view->guard;
-  args->guard.call = SC_CALL_P2P;
-  args->chunk_bytes = p->chunk_bytes;
-  args->slots = p->slots;
+  uint32_t keys = (uint32_t)view->max_local_size;
+  uint64_t present = 0;
+  for (int i = 0; i < n; i++)
+    present |= 1ull << ((uint32_t)(view->local_rank + ops[i].peer) % keys);
+  args->desc = p->desc;
   args->nops = (uint32_t)n;
-  args->rank = p->view->rank;
   args->reserved = 0;
-  memcpy(args->ops, ops, sizeof(sc_p2p_op_t) * (size_t)n);
-  sc_result_t res = p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, SC_LAUNCH_ONE(p->view->status));
-  free(args);
-  if (res != SYMCOMM_OK)
-    sc_p2p_cancel(p, ops, n);
-  return res;
+  for (int i = 0; i < n; i++) {
+    uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
+    args->ops[i] = ops[i];
+    args->ops[i].block = (uint8_t)__builtin_popcountll(present & ((1ull << key) - 1));
+  }
+  *args_bytes = (size_t)sc_p2p_args_bytes((uint32_t)n);
+  *blocks = (uint32_t)__builtin_popcountll(present);
 }
 
-void sc_p2p_cancel(sc_p2p_t *p, const sc_p2p_op_t *ops, int n) {
-  pthread_mutex_lock(&p->lock);
-  for (int i = n - 1; i >= 0; i--) {
-    const sc_p2p_op_t *op = &ops[i];
-    int pl = op->peer_index;
-    bool send = op->kind == SC_P2P_SEND;
-    uint64_t *count = send ? &p->sends[pl] : &p->recvs[pl];
-    uint64_t *chunks = send ? &p->send_chunks[pl] : &p->recv_chunks[pl];
-    if (*count == op->msg + 1 && *chunks == op->chunk_base + sc_p2p_chunks(op->bytes, p->chunk_bytes)) {
-      *count = op->msg;
-      *chunks = op->chunk_base;
-    } else {
-      (send ? p->send_broken : p->recv_broken)[pl] = true;
+sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,
+                          size_t args_bytes, uint32_t blocks) {
+  const sc_launch_t how = {.blocks = blocks > 0 ? blocks : 1, .status = p->view->status};
+  return p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, &how);
+}
+
+/* A group larger than one launch goes in rounds: round k holds, of every
+ * queue (peer and direction), its ops k * q .. k * q + q - 1 in posting
+ * order. q depends only on the communicator, so a peer whose group matches
+ * (its receives from us in one group, as our sends to it) puts each
+ * counterpart in the round of the same number: round k on every rank needs
+ * nothing from rounds after k anywhere, whatever the directions mix. */
+sc_result_t sc_p2p_launch_group(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *ops,
+                                int n) {
+  int queues = 2 * (p->view->max_local_size - 1);
+  uint32_t q = queues > 0 && SC_P2P_MAX_OPS / queues > 0 ? (uint32_t)(SC_P2P_MAX_OPS / queues) : 1;
+  sc_p2p_args_t args;
+  for (uint32_t round = 0;; round++) {
+    uint32_t pos[2][SC_MAX_LOCAL_RANKS] = {{0}};
+    sc_p2p_op_t batch[SC_P2P_MAX_OPS];
+    int m = 0;
+    bool later = false;
+    for (int i = 0; i < n; i++) {
+      uint32_t r = pos[ops[i].kind][ops[i].peer]++ / q;
+      if (r == round)
+        batch[m++] = ops[i];
+      later |= r > round;
     }
+    if (m > 0) {
+      size_t bytes = 0;
+      uint32_t blocks = 0;
+      sc_p2p_build(p, batch, m, &args, &bytes, &blocks);
+      SC_CHECK(sc_p2p_launch(p, stream, &args, bytes, blocks));
+    }
+    if (!later)
+      return SYMCOMM_OK;
   }
-  pthread_mutex_unlock(&p->lock);
 }

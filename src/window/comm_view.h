@@ -27,8 +27,11 @@ typedef struct sc_comm_view {
   int64_t timeout_ms;
   sc_guard_t guard;        /* what bounds its programs' waits (status and timeout) */
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
-  sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] device-readable table of live windows */
+  sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] live windows, for host code (peer: host arrays) */
+  sc_dev_window_t *dev_windows; /* [SC_MAX_WINDOWS] the same in device memory (peer: device
+                                   arrays): the only table programs may be given */
   uint32_t windows_made;    /* one past the highest window id given out; entries at or above are free */
+  struct sc_window_pads *reg_pads; /* pads of registered windows, one per id; NULL while none lives */
 } sc_comm_view_t;
 
 #endif

@@ -17,16 +17,30 @@ typedef struct sc_window_status {
   char why[252];
 } sc_window_status_t;
 
-/* Ranks must agree on the size; a mistake names two ranks that disagree.
- * Every rank sees the same sizes, so all fail alike. */
-static sc_result_t sc_window_agree(sc_comm_view_t *view, uint64_t bytes, uint64_t *all) {
-  SC_CHECK(sc_bootstrap_allgather(view->boot, "window:size", &bytes, sizeof(bytes), all));
-  for (int r = 0; r < view->nranks; r++)
-    if (all[r] != all[0])
+/* Ranks must agree on the size and on the kind (allocated or registered:
+ * the pads lie elsewhere); a mistake names two ranks that disagree. Every
+ * rank sees the same, so all fail alike. */
+typedef struct sc_window_shape {
+  uint64_t bytes;
+  uint64_t registered;
+} sc_window_shape_t;
+
+static sc_result_t sc_window_agree(sc_comm_view_t *view, uint64_t bytes, bool registered,
+                                   sc_window_shape_t *all) {
+  sc_window_shape_t me = {.bytes = bytes, .registered = registered};
+  SC_CHECK(sc_bootstrap_allgather(view->boot, "window:size", &me, sizeof(me), all));
+  for (int r = 0; r < view->nranks; r++) {
+    if (all[r].registered != all[0].registered)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
+                      "ranks disagree on the window: rank 0 %s, rank %d %s",
+                      all[0].registered ? "registers a buffer" : "allocates one", r,
+                      all[r].registered ? "registers a buffer" : "allocates one");
+    if (all[r].bytes != all[0].bytes)
       return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
                       "ranks disagree on the window's size: rank 0 asks for %llu bytes, rank %d "
                       "for %llu",
-                      (unsigned long long)all[0], r, (unsigned long long)all[r]);
+                      (unsigned long long)all[0].bytes, r, (unsigned long long)all[r].bytes);
+  }
   return SYMCOMM_OK;
 }
 
@@ -77,12 +91,80 @@ static int64_t sc_window_free_id(const sc_comm_view_t *view) {
   return -1;
 }
 
-/* This rank's part, before any peer is involved: the struct, the memory and
- * the pad, and with peers on this host their exported fds in *mine. What is
- * made stays in *win for sc_window_discard, also on failure. */
-static sc_result_t sc_window_make_local(sc_comm_view_t *view, size_t rounded, size_t pad_bytes,
-                                        sc_devmem_t *user_mem, size_t offset, sc_window_t **out,
-                                        sc_fd_bundle_t *mine) {
+/* The pads of registered windows on this rank and, mapped, on the others of
+ * its host: a pad per window id. */
+struct sc_window_pads {
+  sc_devmem_t *mem;
+  sc_devmem_t **imported; /* [local_size] */
+  char **base;            /* [nranks] each rank's region mapped here, NULL off this host */
+  int users;              /* live registered windows */
+};
+
+static size_t sc_window_pads_bytes(size_t gran) {
+  return sc_round_up(sizeof(sc_window_pad_t) * SC_MAX_WINDOWS, gran);
+}
+
+static void sc_window_pads_free(const sc_comm_view_t *view, struct sc_window_pads *p) {
+  if (p == NULL)
+    return;
+  if (p->imported != NULL)
+    for (int l = 0; l < view->local_size; l++)
+      if (p->imported[l] != NULL)
+        view->ops->mem_free(p->imported[l]);
+  if (p->mem != NULL)
+    view->ops->mem_free(p->mem);
+  free(p->imported);
+  free(p->base);
+  free(p);
+}
+
+/* The region the first registered window makes (collectively: every rank
+ * registers the same windows in the same order, so all make it together). */
+static sc_result_t sc_window_pads_make(const sc_comm_view_t *view, size_t bytes,
+                                       struct sc_window_pads **out) {
+  struct sc_window_pads *p = calloc(1, sizeof(*p));
+  *out = p;
+  if (p == NULL || (p->imported = calloc((size_t)view->local_size, sizeof(void *))) == NULL ||
+      (p->base = calloc((size_t)view->nranks, sizeof(char *))) == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory for the registered windows' pads");
+  SC_CHECK(view->ops->mem_alloc(view->device, bytes, &p->mem));
+  p->base[view->rank] = view->ops->mem_ptr(p->mem);
+  return SYMCOMM_OK;
+}
+
+/* The pad region a registered window uses: the view's, or the one it made. */
+static struct sc_window_pads *sc_window_pads_of(const sc_window_t *win) {
+  return win->made_pads != NULL ? win->made_pads : win->view->reg_pads;
+}
+
+/* Rank r's pad of the window, once its memory is mapped here. */
+static sc_window_pad_t *sc_window_pad_at(const sc_window_t *win, int r) {
+  if (win->owns_mem)
+    return (sc_window_pad_t *)((char *)win->peer[r] + win->bytes);
+  return (sc_window_pad_t *)(sc_window_pads_of(win)->base[r]) + win->id;
+}
+
+/* The window's peer table in device memory, and its entry of the device
+ * window table (or a cleared one). */
+static sc_result_t sc_window_publish(const sc_window_t *win, bool live) {
+  const sc_comm_view_t *view = win->view;
+  const sc_backend_ops_t *ops = view->ops;
+  if (live)
+    SC_CHECK(ops->upload(view->device, win->dev_peer, win->peer, sizeof(void *) * (size_t)view->nranks));
+  if (win->id < 0)
+    return SYMCOMM_OK;
+  sc_dev_window_t entry = {.peer = live ? win->dev_peer : NULL, .bytes = live ? win->bytes : 0};
+  return ops->upload(view->device, &view->dev_windows[win->id], &entry, sizeof(entry));
+}
+
+/* This rank's part, before any peer is involved: the struct, the memory, the
+ * pad (and the registered pads' region, with the first registered window),
+ * and with peers on this host their exported fds in *mine. What is made
+ * stays in *win for sc_window_discard, also on failure. */
+static sc_result_t sc_window_make_local(sc_comm_view_t *view, size_t rounded, size_t alloc_bytes,
+                                        sc_devmem_t *user_mem, size_t offset, int64_t id,
+                                        sc_window_t **out, sc_fd_bundle_t *mine) {
+  static const sc_window_pad_t zero_pad;
   const sc_backend_ops_t *ops = view->ops;
   sc_window_t *win = calloc(1, sizeof(*win));
   *out = win;
@@ -90,51 +172,99 @@ static sc_result_t sc_window_make_local(sc_comm_view_t *view, size_t rounded, si
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory for a window");
   win->magic = SC_WINDOW_MAGIC;
   win->view = view;
-  win->id = -1;
+  win->id = id;
   win->bytes = rounded;
   if ((win->peer = calloc((size_t)view->nranks, sizeof(void *))) == NULL ||
       (win->pads = calloc((size_t)view->nranks, sizeof(void *))) == NULL ||
-      (win->imported = calloc(2 * (size_t)view->local_size, sizeof(void *))) == NULL)
+      (win->imported = calloc((size_t)view->local_size, sizeof(void *))) == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory for a window");
   if (user_mem != NULL) {
+    /* A pad per id: a window without one cannot be registered. */
+    if (id < 0)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
+                      "symcomm_window_register: all %d window ids of the communicator are taken; "
+                      "free a window first",
+                      SC_MAX_WINDOWS);
     win->mem = user_mem;
+    if (view->reg_pads == NULL)
+      SC_CHECK(sc_window_pads_make(view, sc_window_pads_bytes(ops->granularity(view->device)),
+                                   &win->made_pads));
   } else {
-    SC_CHECK(ops->mem_alloc(view->device, rounded, &win->mem));
+    SC_CHECK(ops->mem_alloc(view->device, alloc_bytes, &win->mem));
     win->owns_mem = true;
   }
-  SC_CHECK(ops->mem_alloc(view->device, pad_bytes, &win->pad_mem));
-  memset(ops->mem_ptr(win->pad_mem), 0, sizeof(sc_window_pad_t));
+  SC_CHECK(ops->dev_alloc(view->device, sizeof(void *) * (size_t)view->nranks,
+                          (void **)&win->dev_peer));
   win->peer[view->rank] = (char *)ops->mem_ptr(win->mem) + offset;
-  win->pads[view->rank] = ops->mem_ptr(win->pad_mem);
+  win->pads[view->rank] = sc_window_pad_at(win, view->rank);
+  /* Device memory, maybe reused: cleared before any peer can signal it. */
+  SC_CHECK(ops->upload(view->device, win->pads[view->rank], &zero_pad, sizeof(zero_pad)));
+  if (view->local_size == 1) /* the table is whole: nothing to map */
+    SC_CHECK(sc_window_publish(win, true));
   if (view->local_size > 1) {
     SC_CHECK(ops->mem_export(win->mem, &mine->fds[0]));
     mine->nfds = 1;
-    SC_CHECK(ops->mem_export(win->pad_mem, &mine->fds[1]));
-    mine->nfds = 2;
+    if (win->made_pads != NULL) {
+      SC_CHECK(ops->mem_export(win->made_pads->mem, &mine->fds[1]));
+      mine->nfds = 2;
+      mine->words[2] = ops->mem_size(win->made_pads->mem);
+    }
     mine->words[0] = ops->mem_size(win->mem);
     mine->words[1] = offset;
   }
   return SYMCOMM_OK;
 }
 
-static sc_result_t sc_window_map_peers(sc_window_t *win, const sc_fd_bundle_t *got,
-                                       size_t pad_bytes) {
+static sc_result_t sc_window_map_peers(sc_window_t *win, const sc_fd_bundle_t *got) {
   const sc_comm_view_t *view = win->view;
   const sc_backend_ops_t *ops = view->ops;
+  struct sc_window_pads *made = win->made_pads;
   for (int l = 0; l < view->local_size; l++) {
     int r = view->local_rank_to_rank[l];
     if (r == view->rank)
       continue;
     const sc_fd_bundle_t *b = &got[l];
     size_t alloc_bytes = (size_t)b->words[0], offset = (size_t)b->words[1];
-    if (b->nfds != 2 || offset > alloc_bytes || alloc_bytes - offset < win->bytes)
+    /* An allocation of symcomm's holds its pad after the buffer. */
+    size_t need = win->owns_mem ? win->bytes + sizeof(sc_window_pad_t) : win->bytes;
+    if (b->nfds != (made != NULL ? 2 : 1) || offset > alloc_bytes || alloc_bytes - offset < need ||
+        (made != NULL && b->words[2] < sizeof(sc_window_pad_t) * SC_MAX_WINDOWS))
       return SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_WIN, "rank %d passed a malformed window handle", r);
-    SC_CHECK(ops->mem_import(view->device, b->fds[0], alloc_bytes, &win->imported[2 * l]));
-    SC_CHECK(ops->mem_import(view->device, b->fds[1], pad_bytes, &win->imported[2 * l + 1]));
-    win->peer[r] = (char *)ops->mem_ptr(win->imported[2 * l]) + offset;
-    win->pads[r] = ops->mem_ptr(win->imported[2 * l + 1]);
+    SC_CHECK(ops->mem_import(view->device, b->fds[0], alloc_bytes, &win->imported[l]));
+    win->peer[r] = (char *)ops->mem_ptr(win->imported[l]) + offset;
+    if (made != NULL) {
+      SC_CHECK(ops->mem_import(view->device, b->fds[1], (size_t)b->words[2], &made->imported[l]));
+      made->base[r] = ops->mem_ptr(made->imported[l]);
+    }
+    win->pads[r] = sc_window_pad_at(win, r);
   }
-  return SYMCOMM_OK;
+  return sc_window_publish(win, true);
+}
+
+/* Unmaps and releases what this rank mapped and allocated for the window
+ * (its table entries are cleared by the caller). */
+static void sc_window_unmap_memory(sc_window_t *win) {
+  const sc_comm_view_t *view = win->view;
+  const sc_backend_ops_t *ops = view->ops;
+  if (win->imported != NULL)
+    for (int l = 0; l < view->local_size; l++)
+      if (win->imported[l] != NULL) {
+        ops->mem_free(win->imported[l]);
+        win->imported[l] = NULL;
+      }
+  if (win->dev_peer != NULL)
+    ops->dev_free(view->device, win->dev_peer);
+  win->dev_peer = NULL;
+  if (win->owns_mem && win->mem != NULL)
+    ops->mem_free(win->mem);
+  win->mem = NULL;
+  sc_window_pads_free(view, win->made_pads);
+  win->made_pads = NULL;
+  if (win->uses_pads && --win->view->reg_pads->users == 0) {
+    sc_window_pads_free(view, win->view->reg_pads);
+    win->view->reg_pads = NULL;
+  }
+  win->uses_pads = false;
 }
 
 /* Releases what sc_window_make_local and sc_window_map_peers made of a
@@ -142,15 +272,9 @@ static sc_result_t sc_window_map_peers(sc_window_t *win, const sc_fd_bundle_t *g
 static void sc_window_discard(sc_window_t *win) {
   if (win == NULL)
     return;
-  const sc_backend_ops_t *ops = win->view->ops;
-  if (win->imported != NULL)
-    for (int i = 0; i < 2 * win->view->local_size; i++)
-      if (win->imported[i] != NULL)
-        ops->mem_free(win->imported[i]);
-  if (win->pad_mem != NULL)
-    ops->mem_free(win->pad_mem);
-  if (win->owns_mem && win->mem != NULL)
-    ops->mem_free(win->mem);
+  if (win->dev_peer != NULL)
+    sc_window_publish(win, false);
+  sc_window_unmap_memory(win);
   free(win->peer);
   free(win->pads);
   free(win->imported);
@@ -167,12 +291,15 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   const sc_backend_ops_t *ops = view->ops;
   size_t gran = ops->granularity(view->device);
   size_t rounded = user_mem != NULL ? bytes : sc_round_up(bytes == 0 ? 1 : bytes, gran);
+  /* With the pad after the buffer, whole granules again. */
+  size_t alloc_bytes = rounded == 0 || rounded > SIZE_MAX - sizeof(sc_window_pad_t)
+                           ? 0
+                           : sc_round_up(rounded + sizeof(sc_window_pad_t), gran);
   /* Too large to round: the ranks still agree on what was asked, then this
    * one fails its local step, so that all fail together. */
-  bool too_large = rounded == 0;
-  if (too_large)
+  bool too_large = rounded == 0 || (user_mem == NULL && alloc_bytes == 0);
+  if (rounded == 0)
     rounded = bytes;
-  size_t pad_bytes = sc_round_up(sizeof(sc_window_pad_t), gran);
   /* Taken, the same everywhere, before anything can fail; it enters the
    * table only once every rank has its part, so a creation that fails
    * leaves it free on every rank. */
@@ -183,8 +310,9 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   if (all == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_WIN, "no memory to create a window with %d ranks",
                     view->nranks);
-  /* Sizes first, in the same buffer (a status is larger than a size). */
-  sc_result_t res = sc_window_agree(view, rounded, (uint64_t *)(void *)all);
+  /* Shapes first, in the same buffer (a status is larger than a shape). */
+  _Static_assert(sizeof(sc_window_status_t) >= sizeof(sc_window_shape_t), "shapes fit statuses");
+  sc_result_t res = sc_window_agree(view, rounded, user_mem != NULL, (sc_window_shape_t *)(void *)all);
   if (res != SYMCOMM_OK) {
     free(all);
     return res;
@@ -205,7 +333,7 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
                      "would pass the end of the address space",
                      bytes, gran);
     else
-      res = sc_window_make_local(view, rounded, pad_bytes, user_mem, offset, &win, &mine);
+      res = sc_window_make_local(view, rounded, alloc_bytes, user_mem, offset, id, &win, &mine);
   }
   /* Nobody connects before everyone listens, and nobody waits for a rank
    * that has nothing to pass. */
@@ -213,8 +341,8 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
                          all);
   if (res == SYMCOMM_OK) {
     res = sc_fd_exchange_run(&x, "window:handles", &mine, got);
-    if (res == SYMCOMM_OK)
-      res = sc_window_map_peers(win, got, pad_bytes);
+    if (res == SYMCOMM_OK && view->local_size > 1)
+      res = sc_window_map_peers(win, got);
     sc_fd_bundles_close(got, view->local_size);
     /* Decided alike everywhere: with one rank per host nothing can fail
      * after window:handles. */
@@ -230,7 +358,13 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
     sc_window_discard(win);
     return res;
   }
-  win->id = id;
+  if (user_mem != NULL) {
+    if (win->made_pads != NULL)
+      view->reg_pads = win->made_pads;
+    win->made_pads = NULL;
+    view->reg_pads->users++;
+    win->uses_pads = true;
+  }
   if (id >= 0) {
     view->windows[id].peer = win->peer;
     /* bytes last: non-zero marks the entry live for whoever reads the table. */
@@ -245,24 +379,14 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
 }
 
 /* Unmaps what this rank mapped and releases what it allocated; frees the
- * window's entry of the table for the next window. */
+ * window's entry of the tables for the next window. */
 static void sc_window_unmap(sc_window_t *win) {
-  const sc_backend_ops_t *ops = win->view->ops;
   if (win->id >= 0) {
     __atomic_store_n(&win->view->windows[win->id].bytes, (uint64_t)0, __ATOMIC_RELEASE);
     win->view->windows[win->id].peer = NULL;
+    sc_window_publish(win, false); /* setup time: a failure leaves only a stale entry */
   }
-  for (int i = 0; i < 2 * win->view->local_size; i++)
-    if (win->imported[i] != NULL) {
-      ops->mem_free(win->imported[i]);
-      win->imported[i] = NULL;
-    }
-  if (win->pad_mem != NULL)
-    ops->mem_free(win->pad_mem);
-  if (win->owns_mem)
-    ops->mem_free(win->mem);
-  win->pad_mem = NULL;
-  win->mem = NULL;
+  sc_window_unmap_memory(win);
 }
 
 sc_result_t sc_window_destroy(sc_window_t *win) {

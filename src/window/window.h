@@ -2,7 +2,14 @@
  * same size everywhere, each mapped by the other ranks of its host, plus a
  * signal pad per rank (a doorbell and SYMCOMM_SIGNAL_SLOTS counters). Memory
  * is exported as file descriptors and passed with SCM_RIGHTS (seed 004's
- * cuMemCreate / fd / cuMemMap flow, on whatever the backend's memory is). */
+ * cuMemCreate / fd / cuMemMap flow, on whatever the backend's memory is).
+ *
+ * A window symcomm allocates holds its pad after the buffer, in the same
+ * allocation (on CUDA a pad of its own would take a 2 MiB granule). A
+ * registered window's pad is entry `id` of its communicator's pad region:
+ * one allocation per rank for all registered windows, made with the first
+ * and released with the last. The peer table that programs may read is a
+ * copy in device memory (dev_peer, and view->dev_windows[id]). */
 #ifndef SC_WINDOW_WINDOW_H
 #define SC_WINDOW_WINDOW_H
 
@@ -22,13 +29,16 @@ typedef struct sc_window_pad {
 struct symcomm_window {
   uint32_t magic;
   sc_comm_view_t *view;
-  size_t bytes;            /* as asked, rounded up to the granularity */
+  size_t bytes;            /* as asked, rounded up to the granularity (registered: as asked) */
   sc_devmem_t *mem;        /* this rank's allocation */
   bool owns_mem;           /* false for a registered buffer */
-  sc_devmem_t *pad_mem;
   void **peer;             /* [nranks] each rank's buffer mapped here, NULL off this host */
   sc_window_pad_t **pads;  /* [nranks] likewise for the pads */
-  sc_devmem_t **imported;  /* [2 * local_size] peers' buffers and pads */
+  void **dev_peer;         /* [nranks] peer, in device memory */
+  sc_devmem_t **imported;  /* [local_size] peers' allocations */
+  struct sc_window_pads *made_pads; /* registered: the pad region this creation made, until it
+                                       is the view's */
+  bool uses_pads;          /* registered, and counted as a user of view->reg_pads */
   int64_t id;              /* entry in view->windows, -1 if the table was full */
   struct symcomm_window *next; /* the communicator's list */
 };

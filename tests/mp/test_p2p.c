@@ -6,19 +6,27 @@
  *                       multi-chunk messages queued back to back
  *   test_p2p ring       the grouped ring with many sizes (the 16-rank test)
  *   test_p2p order      10,000 small messages from rank 0 to rank 1 arrive in order
- *   test_p2p streams    two streams at once; messages match in posting order
- *                       even when the receiver crosses the streams
+ *   test_p2p streams    two streams at once on one pair and direction: each
+ *                       message arrives whole, once, matched in the order the
+ *                       device runs them (numbers are taken when an op starts,
+ *                       so that a CUDA graph can replay it), whichever stream
+ *                       the receiver used
  *   test_p2p mismatch   a receive of another size fails on both sides, naming
  *                       both sizes, and writes nothing
  *   test_p2p args       bad arguments fail before anything is queued
  *   test_p2p alltoall   every rank sends to and receives from every other rank
  *                       in one group (2 (n-1) ops per launch)
+ *   test_p2p biggroup   one group of 100 sends to the right and 100 receives
+ *                       from the left, plus 50 each the other way, posted in a
+ *                       different order on odd and even ranks: more than one
+ *                       launch holds, several blocks each, no deadlock
  *   test_p2p window     receives into windows (data moves once, straight from
  *                       the sender), mixed with staged ones, and a mismatch there
  * Every message carries its own data (tests/common/test_data.h: a function of
  * the message's seed, the sender and the byte's position), so no two chunks or
  * messages look alike; receive buffers start as a sentinel, and the guard bytes
  * around them, and the send buffers, must come back unchanged. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,33 +163,49 @@ static void test_order(symcomm_stream_t stream) {
   td_buf_free(&values);
 }
 
+/* Which of the two messages (seeds) `buf` holds whole: 0, 1, or -1. */
+static int which_message(const unsigned char *buf, size_t bytes, const uint64_t *seeds) {
+  td_buf_t expect = td_buf_alloc(bytes, 0);
+  int found = -1;
+  for (int k = 0; k < 2 && found < 0; k++) {
+    td_fill(expect.data, bytes, seeds[k], 0);
+    if (memcmp(expect.data, buf, bytes) == 0)
+      found = k;
+  }
+  td_buf_free(&expect);
+  return found;
+}
+
 static void test_streams(symcomm_stream_t s1) {
   if (rank > 1)
     return;
   symcomm_stream_t s2;
   TEST_OK(symcomm_stream_create(comm, &s2));
-  enum { BYTES = 3u << 20 };
-  uint64_t seed0 = next_seed(), seed1 = next_seed();
-  td_buf_t m0 = td_buf_alloc(BYTES, 0), m1 = td_buf_alloc(BYTES, 1);
-  if (rank == 0) {
-    td_fill(m0.data, BYTES, seed0, 0);
-    td_fill(m1.data, BYTES, seed1, 0);
-    TEST_OK(symcomm_send(m0.data, BYTES, SYMCOMM_UINT8, 1, comm, s1)); /* message 0 */
-    TEST_OK(symcomm_send(m1.data, BYTES, SYMCOMM_UINT8, 1, comm, s2)); /* message 1 */
-  } else {
-    /* Posted in order, on crossed streams: message 0 is received on s2. */
-    TEST_OK(symcomm_recv(m0.data, BYTES, SYMCOMM_UINT8, 0, comm, s2));
-    TEST_OK(symcomm_recv(m1.data, BYTES, SYMCOMM_UINT8, 0, comm, s1));
+  enum { BYTES = 3u << 20, ROUNDS = 8 };
+  for (int round = 0; round < ROUNDS; round++) {
+    uint64_t seeds[2] = {next_seed(), next_seed()};
+    td_buf_t m0 = td_buf_alloc(BYTES, 0), m1 = td_buf_alloc(BYTES, 1);
+    if (rank == 0) {
+      td_fill(m0.data, BYTES, seeds[0], 0);
+      td_fill(m1.data, BYTES, seeds[1], 0);
+      TEST_OK(symcomm_send(m0.data, BYTES, SYMCOMM_UINT8, 1, comm, s1));
+      TEST_OK(symcomm_send(m1.data, BYTES, SYMCOMM_UINT8, 1, comm, s2));
+    } else {
+      /* Crossed streams, alternating which is posted first. */
+      TEST_OK(symcomm_recv(m0.data, BYTES, SYMCOMM_UINT8, 0, comm, round % 2 ? s1 : s2));
+      TEST_OK(symcomm_recv(m1.data, BYTES, SYMCOMM_UINT8, 0, comm, round % 2 ? s2 : s1));
+    }
+    TEST_OK(symcomm_stream_synchronize(s1));
+    TEST_OK(symcomm_stream_synchronize(s2));
+    int a = which_message(m0.data, BYTES, seeds), b = which_message(m1.data, BYTES, seeds);
+    TEST_ASSERT(a >= 0 && b >= 0 && a != b, "round %d: the buffers hold messages %d and %d", round,
+                a, b);
+    td_check_guards(m0.data, BYTES, "first buffer");
+    td_check_guards(m1.data, BYTES, "second buffer");
+    td_buf_free(&m0);
+    td_buf_free(&m1);
   }
-  TEST_OK(symcomm_stream_synchronize(s1));
-  TEST_OK(symcomm_stream_synchronize(s2));
-  td_check(m0.data, BYTES, seed0, 0, "first message on the second stream");
-  td_check(m1.data, BYTES, seed1, 0, "second message on the first stream");
-  td_check_guards(m0.data, BYTES, "first message");
-  td_check_guards(m1.data, BYTES, "second message");
   TEST_OK(symcomm_stream_destroy(s2));
-  td_buf_free(&m0);
-  td_buf_free(&m1);
 }
 
 static void test_mismatch(symcomm_stream_t stream) {
@@ -260,6 +284,44 @@ static void test_alltoall(symcomm_stream_t stream) {
   td_buf_free(&in);
 }
 
+static void test_big_group(symcomm_stream_t stream) {
+  enum { RIGHT = 100, LEFT = 50, N = RIGHT + LEFT };
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  size_t chunk = chunk_bytes();
+  uint64_t seed = next_seed(); /* message k uses seed + k */
+  td_buf_t out[N], in[N];
+  size_t len[N];
+  for (int k = 0; k < N; k++) {
+    len[k] = k % 10 == 0 ? 2 * chunk + (size_t)k : 8 + (size_t)k; /* some of several chunks */
+    out[k] = td_buf_alloc(len[k], (size_t)k % 4);
+    in[k] = td_buf_alloc(len[k], 0);
+    td_fill(out[k].data, len[k], seed + (uint64_t)k, rank);
+  }
+  /* Messages 0..RIGHT-1 go right, the others left (to the left neighbour,
+   * which takes them as receives from its right). */
+  TEST_OK(symcomm_group_start());
+  for (int pass = 0; pass < 2; pass++) {
+    bool sends = (pass == 0) == (rank % 2 == 0);
+    for (int k = 0; k < N; k++) {
+      int to = k < RIGHT ? right : left, from = k < RIGHT ? left : right;
+      if (sends)
+        TEST_OK(symcomm_send(out[k].data, len[k], SYMCOMM_UINT8, to, comm, stream));
+      else
+        TEST_OK(symcomm_recv(in[k].data, len[k], SYMCOMM_UINT8, from, comm, stream));
+    }
+  }
+  TEST_OK(symcomm_group_end());
+  TEST_OK(symcomm_stream_synchronize(stream));
+  for (int k = 0; k < N; k++) {
+    char what[64];
+    snprintf(what, sizeof(what), "message %d of a group of %d", k, 2 * N);
+    td_check(in[k].data, len[k], seed + (uint64_t)k, k < RIGHT ? left : right, what);
+    td_check_guards(in[k].data, len[k], what);
+    td_buf_free(&out[k]);
+    td_buf_free(&in[k]);
+  }
+}
+
 static void test_window(symcomm_stream_t stream) {
   enum { BYTES = (5u << 20) + 11, GAP = 4096 };
   symcomm_window_t win;
@@ -327,7 +389,7 @@ static void test_window(symcomm_stream_t stream) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall\n");
+    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -352,6 +414,8 @@ int main(int argc, char **argv) {
     test_window(stream);
   else if (strcmp(what, "alltoall") == 0)
     test_alltoall(stream);
+  else if (strcmp(what, "biggroup") == 0)
+    test_big_group(stream);
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -2,7 +2,8 @@
  * number of simulated hosts):
  *   - window_alloc: local and peer pointers (NULL across hosts), sizes rounded
  *   - put / signal / put_signal / wait_signal in a ring within each host
- *   - window_register of a symcomm_mem_alloc buffer at an offset
+ *   - window_register of a symcomm_mem_alloc buffer at an offset; two
+ *     registered windows' pads kept apart; ranks that disagree on the kind
  *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
  *     a freed window, registering foreign memory, freeing a registered buffer,
  *     a size too large to round up to whole pages */
@@ -98,7 +99,24 @@ static void test_register(symcomm_stream_t stream) {
   symcomm_window_t win;
   TEST_OK(symcomm_window_register(comm, (char *)buf + 4096, 1 << 20, &win));
   TEST_ASSERT(symcomm_window_local(win) == (char *)buf + 4096);
+  /* Registered windows share a pad region, a pad each: signals to another
+   * one must not reach this one's slots (its last wait counts slot 3 exactly). */
+  symcomm_window_t other;
+  TEST_OK(symcomm_window_register(comm, (char *)buf + (2 << 20), 4096, &other));
+  if (local_size > 1) {
+    TEST_OK(symcomm_signal(other, local_neighbour(1), 3, 5, SYMCOMM_SIGNAL_ADD, stream));
+    TEST_OK(symcomm_wait_signal(other, 3, SYMCOMM_CMP_EQ, 5, stream));
+    TEST_OK(symcomm_stream_synchronize(stream));
+  }
   test_put_signal(stream, win, 256);
+  TEST_OK(symcomm_window_free(other));
+  /* Ranks must agree on the kind of window, too. */
+  symcomm_window_t mixed;
+  symcomm_result_t r = rank == 0 ? symcomm_window_register(comm, (char *)buf + (2 << 20), 4096, &mixed)
+                                 : symcomm_window_alloc(comm, 4096, &mixed);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window"), "%s",
+              symcomm_last_error(comm));
   /* The registered buffer cannot go while its window lives. */
   TEST_EXPECT_RESULT(symcomm_mem_free(comm, buf), SYMCOMM_ERR_INVALID_USAGE);
   TEST_OK(symcomm_window_free(win));

@@ -43,12 +43,14 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   case SC_PROGRAM_COPIES: return sc_host_args_size(program, args_bytes, sizeof(sc_copies_args_t));
   case SC_PROGRAM_P2P: {
     /* A header, then nops ops. */
-    if (args_bytes < sizeof(sc_p2p_args_t))
-      return sc_host_args_size(program, args_bytes, sizeof(sc_p2p_args_t));
+    if (args_bytes < offsetof(sc_p2p_args_t, ops))
+      return sc_host_args_size(program, args_bytes, offsetof(sc_p2p_args_t, ops));
     uint32_t nops;
     memcpy(&nops, (const char *)args + offsetof(sc_p2p_args_t, nops), sizeof(nops));
-    return sc_host_args_size(program, args_bytes,
-                             sizeof(sc_p2p_args_t) + (size_t)nops * sizeof(sc_p2p_op_t));
+    if (nops > SC_P2P_MAX_OPS)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                      "device program P2P takes at most %d ops, not %u", SC_P2P_MAX_OPS, nops);
+    return sc_host_args_size(program, args_bytes, (size_t)sc_p2p_args_bytes(nops));
   }
   case SC_PROGRAM_COUNT: break;
   }
@@ -58,7 +60,7 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
 
 void sc_host_program_abandon(sc_program_t program, const void *args) {
   if (program == SC_PROGRAM_P2P)
-    sc_dev_p2p_abandon(args);
+    sc_dev_p2p_abandon(args, 0, NULL);
 }
 
 static void sc_host_program_run_block(sc_program_t program, const void *args,
@@ -86,8 +88,13 @@ void sc_host_program_run(sc_program_t program, uint32_t blocks, const void *args
   ctx.blocks = blocks;
   for (ctx.block = 0; ctx.block < blocks; ctx.block++) {
     sc_host_program_run_block(program, args, &ctx);
-    if (err->kind != SC_DEV_OK)
+    if (err->kind != SC_DEV_OK) {
+      /* The later blocks will not run here (CUDA runs them): a P2P batch
+       * marks their pairs failed, so that their peers do not wait for them. */
+      if (program == SC_PROGRAM_P2P)
+        sc_dev_p2p_abandon(args, ctx.block + 1, err);
       break;
+    }
   }
   sc_dev_publish_failure(ctx.guard.status, err);
 }

@@ -1,0 +1,73 @@
+/* One P2P argument block launched over and over, as a CUDA graph replays its
+ * kernels, under symcomm-run -n 2 (a unit test, linked to the static
+ * library: it builds the block with the transport's own calls). Each rank
+ * sends the other a staged message (several chunks, so that ring slots
+ * wrap) and a message into the other's window (straight there), and
+ * receives both; between launches only the send buffers' data changes, and
+ * nothing but the launches keeps the ranks in step. Every launch must
+ * deliver that launch's data: message numbers and ring positions are in
+ * device memory. Were they in the block, the second launch would take the
+ * first one's rendezvous and ring positions for its own: a sender would
+ * write into the peer's window before that peer checked the last data, or
+ * a receiver would copy out a stale ring slot. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stream.h"
+#include "test_data.h"
+#include "test_util.h"
+
+enum { LAUNCHES = 100, STAGED = 3 * 4096 + 5, DIRECT = 2 * 4096 + 3, WINDOW_OFFSET = 4096 + 1 };
+
+int main(void) {
+  symcomm_comm_t comm;
+  int rank, size;
+  TEST_OK(symcomm_init_from_env(&comm, NULL));
+  TEST_OK(symcomm_comm_rank(comm, &rank));
+  TEST_OK(symcomm_comm_size(comm, &size));
+  TEST_ASSERT(size == 2, "run with 2 ranks, not %d", size);
+  int peer = 1 - rank;
+  symcomm_stream_t stream;
+  TEST_OK(symcomm_stream_create(comm, &stream));
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_alloc(comm, 1 << 16, &win));
+  unsigned char *in_window = (unsigned char *)symcomm_window_local(win) + WINDOW_OFFSET;
+  td_buf_t staged_out = td_buf_alloc(STAGED, 1), direct_out = td_buf_alloc(DIRECT, 2);
+  td_buf_t staged_in = td_buf_alloc(STAGED, 3);
+
+  sc_p2p_op_t ops[4];
+  sc_p2p_op_make(comm->p2p, SC_P2P_SEND, peer, staged_out.data, STAGED, &ops[0]);
+  sc_p2p_op_make(comm->p2p, SC_P2P_SEND, peer, direct_out.data, DIRECT, &ops[1]);
+  sc_p2p_op_make(comm->p2p, SC_P2P_RECV, peer, staged_in.data, STAGED, &ops[2]);
+  sc_p2p_op_make(comm->p2p, SC_P2P_RECV, peer, in_window, DIRECT, &ops[3]);
+  TEST_ASSERT(ops[2].window == 0 && ops[3].window != 0, "the receives should go %s",
+              "through the ring, then into the window");
+  static sc_p2p_args_t args;
+  size_t args_bytes = 0;
+  uint32_t blocks = 0;
+  sc_p2p_build(comm->p2p, ops, 4, &args, &args_bytes, &blocks);
+  TEST_ASSERT(blocks == 1, "%u blocks for one peer", blocks);
+
+  for (int i = 0; i < LAUNCHES; i++) {
+    uint64_t seed = 7919u * (uint64_t)(i + 1);
+    td_fill(staged_out.data, STAGED, seed, rank);
+    td_fill(direct_out.data, DIRECT, seed + 1, rank);
+    TEST_OK(sc_p2p_launch(comm->p2p, stream->stream, &args, args_bytes, blocks));
+    TEST_OK(symcomm_stream_synchronize(stream));
+    char what[64];
+    snprintf(what, sizeof(what), "launch %d, through the ring", i);
+    td_check(staged_in.data, STAGED, seed, peer, what);
+    td_check_guards(staged_in.data, STAGED, what);
+    snprintf(what, sizeof(what), "launch %d, into the window", i);
+    td_check(in_window, DIRECT, seed + 1, peer, what);
+  }
+  td_buf_free(&staged_out);
+  td_buf_free(&direct_out);
+  td_buf_free(&staged_in);
+  TEST_OK(symcomm_window_free(win));
+  TEST_OK(symcomm_stream_destroy(stream));
+  TEST_OK(symcomm_comm_destroy(comm));
+  if (rank == 0)
+    printf("test_p2p_relaunch: %d launches of one argument block\n", LAUNCHES);
+  return 0;
+}

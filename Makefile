@@ -13,7 +13,7 @@ CC ?= cc
 
 CFLAGS_COMMON := -std=gnu11 -D_GNU_SOURCE -g -O2 -fPIC -pthread -Wall -Wextra -Wshadow -Wstrict-prototypes \
                  -Wno-unused-parameter -Wno-format-truncation -Werror -Iinclude -MMD -MP
-LDLIBS := -pthread -lm
+LDLIBS := -pthread -lm -ldl
 ifeq ($(SAN),1)
   CFLAGS_COMMON += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
@@ -68,7 +68,9 @@ all: lib tools examples
 lib: $(SHLIB) $(STLIB)
 tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
-tests: all $(UNIT_BINS) $(MP_BINS)
+# A stand-in libnvidia-ml.so.1 for tests of topology from NVML without a driver.
+FAKE_NVML := $(BUILD)/tests/fake_nvml/libnvidia-ml.so.1
+tests: all $(UNIT_BINS) $(MP_BINS) $(FAKE_NVML)
 
 # The Makefile holds the flags: a build made before a change of them is
 # rebuilt, not linked with objects of the old flags.
@@ -111,6 +113,11 @@ $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(TEST_COMMON_OBJ) $(STLIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(STLIB) $(LDLIBS)
+
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
 
 $(BUILD)/tests/mp/%: $(BUILD)/obj/tests/mp/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 	@mkdir -p $(dir $@)

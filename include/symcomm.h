@@ -208,6 +208,11 @@ typedef enum symcomm_link {
  * line (symcomm_last_error(NULL)). */
 SYMCOMM_API symcomm_result_t symcomm_topo_load(const char *path, symcomm_topo_t *topo);
 
+/* Writes topo as an NCCL-format topology file that symcomm_topo_load (and
+ * SYMCOMM_TOPO_FILE) reads back to the same GPUs, links and class: how a job
+ * rehearses on simulated hosts with a real host's topology. */
+SYMCOMM_API symcomm_result_t symcomm_topo_write(symcomm_topo_t topo, const char *path);
+
 /* The GPUs of host number `host` of comm that belong to comm, in local-rank order. */
 SYMCOMM_API symcomm_result_t symcomm_comm_host_topo(symcomm_comm_t comm, int host,
                                                     symcomm_topo_t *topo);

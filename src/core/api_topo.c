@@ -36,6 +36,14 @@ symcomm_result_t symcomm_topo_load(const char *path, symcomm_topo_t *topo) {
   return sc_topo_load_file(path, topo);
 }
 
+symcomm_result_t symcomm_topo_write(symcomm_topo_t topo, const char *path) {
+  sc_error_clear();
+  if (topo == NULL || path == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_TOPO, "symcomm_topo_write: %s is NULL",
+                    topo == NULL ? "topo" : "path");
+  return sc_topo_write_file(topo, path);
+}
+
 symcomm_result_t symcomm_comm_host_topo(symcomm_comm_t comm, int host, symcomm_topo_t *topo) {
   sc_error_clear();
   SC_CHECK(sc_comm_check(comm));

@@ -163,7 +163,8 @@ sc_result_t sc_comm_exchange_identity(struct symcomm_comm *comm);
 sc_result_t sc_comm_assign_hosts(struct symcomm_comm *comm);
 
 /* Builds comm->host_topo from peers[] (busid, dev) and the links between ranks
- * of one host given by `links_of(ctx, rank_a, rank_b, &link, &nvlinks)`. */
+ * of one host given by `links_of(ctx, rank_a, rank_b, &link, &nvlinks)`; with
+ * rank_a == rank_b, nvlinks is the rank's GPU's NVSwitch link count. */
 typedef void (*sc_comm_link_fn)(void *ctx, int rank_a, int rank_b, uint8_t *link, uint8_t *nvlinks);
 sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn links_of, void *ctx);
 

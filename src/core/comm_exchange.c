@@ -159,7 +159,8 @@ static sc_result_t sc_exchange_links(struct symcomm_comm *comm, const sc_topo_t 
       continue;
     }
     cell->link = topo->link[me][j];
-    cell->nvlinks = topo->nvlinks[me][j];
+    /* The cell of the rank itself carries its GPU's NVSwitch links. */
+    cell->nvlinks = j == me ? topo->nvswitch[me] : topo->nvlinks[me][j];
   }
   SC_CHECK_GOTO(sc_bootstrap_allgather(&comm->boot, "init:links", mine,
                                        sizeof(*mine) * (size_t)row_len, all),

@@ -70,6 +70,8 @@ sc_result_t sc_comm_build_host_topos(struct symcomm_comm *comm, sc_comm_link_fn 
       topo->busid[a] = pa->busid;
       topo->dev[a] = pa->dev;
       topo->rank[a] = members[a];
+      uint8_t self;
+      links_of(ctx, members[a], members[a], &self, &topo->nvswitch[a]);
       for (int b = 0; b < n; b++) {
         if (a == b)
           continue;

@@ -24,7 +24,7 @@ static void sc_split_link_lookup(void *ctx, int a, int b, uint8_t *link, uint8_t
   const sc_peer_t *pb = &s->parent->peers[s->parent_rank[b]];
   const sc_topo_t *topo = s->parent->host_topo[pa->host];
   *link = topo->link[pa->local_rank][pb->local_rank];
-  *nvlinks = topo->nvlinks[pa->local_rank][pb->local_rank];
+  *nvlinks = a == b ? topo->nvswitch[pa->local_rank] : topo->nvlinks[pa->local_rank][pb->local_rank];
 }
 
 /* The new communicator's leader starts its root and publishes it through the

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/error.h"
 #include "util/rank_limit.h"
@@ -19,6 +20,9 @@ struct symcomm_topo {
   int rank[SC_MAX_LOCAL_RANKS];      /* rank of a communicator using the GPU, -1 if none/unknown */
   uint8_t link[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS];    /* symcomm_link_t; SELF on the diagonal */
   uint8_t nvlinks[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS]; /* NVLink count when link == NVLINK */
+  /* NVLinks from each GPU to NVSwitches (0: none, or not known): already counted
+   * in nvlinks; kept so that a written file says "through a switch" again. */
+  uint8_t nvswitch[SC_MAX_LOCAL_RANKS];
   char source[256];                                    /* file path, "builtin" or "communicator" */
 };
 typedef struct symcomm_topo sc_topo_t;
@@ -50,6 +54,16 @@ int64_t sc_busid_with_domain(int64_t busid, int domain);
  * Errors: INVALID_ARGUMENT with "<path>:<line>: <what is wrong>". */
 sc_result_t sc_topo_load_file(const char *path, sc_topo_t **topo);
 sc_result_t sc_topo_parse_xml(const char *text, size_t len, const char *name, sc_topo_t **topo);
+
+/* ---- writing. The topology as an NCCL-format XML that sc_topo_load_file
+ * reads back to the same GPUs (bus ids, dev), link matrix and NVSwitch links:
+ * one <cpu> per group of GPUs that are not SYS to each other, PCIe switches
+ * made up to give PIX / PXB / PHB pairs their path (their bus ids are in
+ * domain ffff), <nvlink> to the GPU for direct links, to NCCL's switch target
+ * (tclass 0x068000) for switch links. Pairs joined by NVLink have no PCIe path
+ * in sc_topo_t, so theirs is not written. */
+sc_result_t sc_topo_write_xml(const sc_topo_t *topo, FILE *out);
+sc_result_t sc_topo_write_file(const sc_topo_t *topo, const char *path);
 
 /* A simulated host with no topology file: ngpus GPUs on one NVSwitch (NV1
  * between every pair), bus ids "dddd:bb:00.0" with domain `domain` (0..0xffff) and bus

@@ -59,6 +59,7 @@ sc_result_t sc_topo_builtin_switch(int ngpus, int domain, sc_topo_t **topo) {
   for (int i = 0; i < ngpus; i++) {
     /* "dddd:bb:00.0" with bus i + 1, as seed 003's fake devices number them. */
     t->busid[i] = sc_busid_with_domain((int64_t)(i + 1) << 12, domain);
+    t->nvswitch[i] = 1;
     for (int j = 0; j < ngpus; j++) {
       if (i == j)
         continue;

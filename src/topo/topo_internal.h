@@ -26,6 +26,18 @@ typedef struct sc_topo_xml_gpu {
   int dev; /* the "dev" attribute, -1 when absent */
 } sc_topo_xml_gpu_t;
 
+/* NVLinks counted per GPU of a topology before they become its matrix. */
+typedef struct sc_nvlink_tally {
+  int direct[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS]; /* [from][to], as listed by `from` */
+  int to_switch[SC_MAX_LOCAL_RANKS];                  /* links of a GPU to any NVSwitch */
+} sc_nvlink_tally_t;
+
+/* topo->link / nvlinks / nvswitch from a tally over topo's GPUs: a pair's
+ * direct links (the larger of the two GPUs' counts) plus, when both reach
+ * NVSwitches, the smaller of their switch link counts (as nvidia-smi shows
+ * NV18 for H100s on NVSwitches). */
+void sc_topo_apply_nvlinks(const sc_nvlink_tally_t *tally, sc_topo_t *topo);
+
 /* Fills topo->link / nvlinks for every pair joined by NVLink, from the
  * <nvlink> children of gpus[i].gpu (gpus[i] is topo GPU i). `name` starts the
  * error sentences. */

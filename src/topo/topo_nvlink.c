@@ -14,11 +14,6 @@
 /* No GPU has more links than this; anything larger is a broken file. */
 #define SC_NVLINK_MAX_COUNT 1024
 
-typedef struct sc_nvlink_tally {
-  int direct[SC_MAX_LOCAL_RANKS][SC_MAX_LOCAL_RANKS]; /* [from][to], as listed by `from` */
-  int to_switch[SC_MAX_LOCAL_RANKS];
-} sc_nvlink_tally_t;
-
 static sc_result_t sc_nvlink_fail(const char *name, int line, const char *what, const char *value) {
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_TOPO, "%s:%d: %s '%s'", name, line, what, value);
 }
@@ -80,11 +75,19 @@ sc_result_t sc_topo_xml_nvlinks(const char *name, const sc_topo_xml_gpu_t *gpus,
       if (sc_xml_is(c, "nvlink"))
         SC_CHECK_GOTO(sc_nvlink_add(name, c, g, topo, tally), result, out);
   }
+  sc_topo_apply_nvlinks(tally, topo);
+out:
+  free(tally);
+  return result;
+}
+
+void sc_topo_apply_nvlinks(const sc_nvlink_tally_t *tally, sc_topo_t *topo) {
   for (int a = 0; a < topo->ngpus; a++) {
+    topo->nvswitch[a] = (uint8_t)sc_min_int(tally->to_switch[a], UINT8_MAX);
     for (int b = 0; b < topo->ngpus; b++) {
       if (a == b)
         continue;
-      /* A pair may be listed by both GPUs (NCCL's dumps) or by one only
+      /* A pair may be listed by both GPUs (NCCL's dumps, NVML) or by one only
        * (hand-written files): the larger count is the pair's. */
       int links = sc_max_int(tally->direct[a][b], tally->direct[b][a]);
       /* Through NVSwitches, a pair gets what the less connected GPU has. */
@@ -96,7 +99,4 @@ sc_result_t sc_topo_xml_nvlinks(const char *name, const sc_topo_xml_gpu_t *gpus,
       }
     }
   }
-out:
-  free(tally);
-  return result;
 }

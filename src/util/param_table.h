@@ -84,3 +84,7 @@ SC_PARAM(SLURM_NTASKS, "SLURM_NTASKS", INT, NULL, "Slurm: number of ranks")
 SC_PARAM(SLURM_LOCALID, "SLURM_LOCALID", INT, NULL, "Slurm: rank on this host")
 SC_PARAM(SLURM_JOB_ID, "SLURM_JOB_ID", STRING, NULL, "Slurm: the job's id (part of the job's identity)")
 SC_PARAM(SLURM_STEP_ID, "SLURM_STEP_ID", STRING, NULL, "Slurm: the job step's id (part of the job's identity)")
+
+/* read from CUDA's environment (topology from NVML, issue 8) */
+SC_PARAM(CUDA_VISIBLE_DEVICES, "CUDA_VISIBLE_DEVICES", STRING, NULL,
+         "CUDA: the GPUs a process sees; indices into NVML's GPUs map CUDA device numbers to bus ids in the host topology read from NVML")

@@ -8,13 +8,17 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: symcomm-topo                 join the job (symcomm-run, torchrun, mpirun, srun)\n"
           "                                    and print its hosts, ranks, devices and links from rank 0\n"
+          "       symcomm-topo --write-xml FILE  the same, and rank 0 writes its host's GPUs and links\n"
+          "                                    as an NCCL-format topology file (for SYMCOMM_TOPO_FILE)\n"
           "       symcomm-topo --xml FILE      print the GPUs and links of an NCCL-format topology file\n"
           "       symcomm-topo --env [--names] list every environment parameter with its value and doc\n");
 }
 
 int main(int argc, char **argv) {
   if (argc == 1)
-    return print_job(stdout);
+    return print_job(stdout, NULL);
+  if (strcmp(argv[1], "--write-xml") == 0 && argc == 3)
+    return print_job(stdout, argv[2]);
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(stdout);
     return 0;

@@ -19,7 +19,24 @@ static int print_host(FILE *out, symcomm_comm_t comm, int host) {
   return rc;
 }
 
-int print_job(FILE *out) {
+/* Rank 0's host (host 0) as a topology file. */
+static int write_host_xml(FILE *out, symcomm_comm_t comm, const char *path) {
+  symcomm_topo_t topo = NULL;
+  symcomm_result_t res = symcomm_comm_host_topo(comm, 0, &topo);
+  if (res != SYMCOMM_OK)
+    return report_failure("symcomm_comm_host_topo", res, comm);
+  int n = 0;
+  symcomm_topo_gpu_count(topo, &n);
+  res = symcomm_topo_write(topo, path);
+  symcomm_topo_free(topo);
+  if (res != SYMCOMM_OK)
+    return report_failure("symcomm_topo_write", res, NULL);
+  fprintf(out, "\nwrote %s: host 0's %d GPU%s and their links (SYMCOMM_TOPO_FILE=%s rehearses "
+               "on simulated hosts)\n", path, n, n == 1 ? "" : "s", path);
+  return 0;
+}
+
+int print_job(FILE *out, const char *xml_path) {
   symcomm_comm_t comm = NULL;
   symcomm_result_t res = symcomm_init_from_env(&comm, NULL);
   if (res != SYMCOMM_OK)
@@ -39,6 +56,8 @@ int print_job(FILE *out) {
       rc = print_host(out, comm, h);
     if (rc == 0)
       print_topo_legend(out);
+    if (rc == 0 && xml_path != NULL)
+      rc = write_host_xml(out, comm, xml_path);
     fflush(out);
   }
   symcomm_comm_destroy(comm);

@@ -102,8 +102,8 @@ static sc_result_t sc_window_make_local(sc_comm_view_t *view, size_t rounded, si
     SC_CHECK(ops->mem_alloc(view->device, rounded, &win->mem));
     win->owns_mem = true;
   }
+  /* Zeroed by the backend: the host may not write device memory (CUDA). */
   SC_CHECK(ops->mem_alloc(view->device, pad_bytes, &win->pad_mem));
-  memset(ops->mem_ptr(win->pad_mem), 0, sizeof(sc_window_pad_t));
   win->peer[view->rank] = (char *)ops->mem_ptr(win->mem) + offset;
   win->pads[view->rank] = ops->mem_ptr(win->pad_mem);
   if (view->local_size > 1) {

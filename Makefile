@@ -2,7 +2,8 @@
 #   lib/libsymcomm.so, lib/libsymcomm.a, bin/ (tools), examples/, tests/
 # `make SAN=1 BUILD=build-san` gives the AddressSanitizer + UBSan build and
 # `make SAN=thread BUILD=build-tsan` the ThreadSanitizer build that `make test`
-# also runs.
+# also runs. Where nvcc is found (PATH, else /usr/local/cuda/bin), the plain
+# build adds lib/libsymcomm_cuda.so, the CUDA backend (see below).
 
 BUILD ?= build
 SAN ?= 0
@@ -58,14 +59,39 @@ SHLIB := $(BUILD)/lib/libsymcomm.so
 STLIB := $(BUILD)/lib/libsymcomm.a
 RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
-.PHONY: all lib tools examples tests run test check test-san test-tsan mutation install clean help
+# The CUDA backend: libsymcomm_cuda.so, which libsymcomm.so loads with dlopen
+# when SYMCOMM_BACKEND picks CUDA (src/backend/backend_select.c). Its host
+# side is plain C (cc, with cuda.h for types only: nothing links libcuda or
+# libcudart); its kernels are compiled once by nvcc into a fatbin (Hopper code
+# plus PTX for later GPUs) that the object embeds. Only the plain build makes
+# it: the sanitizer builds reuse nothing of it and run without a CUDA backend
+# (SYMCOMM_CUDA_BACKEND_PATH may name the plain build's). Without nvcc the
+# build says so and goes on without it (SYMCOMM_BACKEND=auto then uses host).
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NVCC_FLAGS := -std=c++17 -O3 -Werror all-warnings -Isrc -Iinclude \
+              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+CUDA_LIB := $(BUILD)/lib/libsymcomm_cuda.so
+CUDA_FATBIN := $(BUILD)/obj/src/backend/cuda/cuda_kernels.fatbin
+# What the backend shares with the library is compiled into it again: pure
+# functions (sentences of device errors, their result codes), no state.
+CUDA_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/backend/cuda/*.c) src/device/describe.c \
+               src/backend/dev_result.c) $(BUILD)/obj/src/backend/cuda/cuda_fatbin.o
+ifneq ($(NVCC),)
+ifeq ($(SAN),0)
+CUDA_TARGET := $(CUDA_LIB)
+endif
+endif
+$(BUILD)/obj/src/backend/cuda/%.o: CFLAGS_ALL += -isystem $(CUDA_HOME)/include
+
+.PHONY: cuda-note test-gpu all lib tools examples tests run test check test-san test-tsan mutation install clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
 
 all: lib tools examples
 
-lib: $(SHLIB) $(STLIB)
+lib: $(SHLIB) $(STLIB) $(if $(CUDA_TARGET),$(CUDA_TARGET),cuda-note)
 tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
 # A stand-in libnvidia-ml.so.1 for tests of topology from NVML without a driver.
@@ -84,6 +110,25 @@ $(SHLIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libsymcomm.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	$(Q)ln -sf libsymcomm.so $(BUILD)/lib/libsymcomm.so.0
+
+$(CUDA_FATBIN): src/backend/cuda/cuda_kernels.cu Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCC_FLAGS) -fatbin -MMD -MF $@.d -o $@ $<
+
+$(BUILD)/obj/src/backend/cuda/cuda_fatbin.o: src/backend/cuda/cuda_fatbin.S $(CUDA_FATBIN)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) -c -DSC_CUDA_FATBIN_PATH='"$(CUDA_FATBIN)"' -o $@ $<
+
+# -z defs: everything it uses of libsymcomm comes through its entry's services.
+$(CUDA_LIB): $(CUDA_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libsymcomm_cuda.so -Wl,-z,defs $(LDFLAGS) -o $@ $^ -pthread -ldl
+
+cuda-note:
+	@$(if $(filter 0,$(SAN)),echo "  (no nvcc found: building without the CUDA backend, libsymcomm_cuda.so; SYMCOMM_BACKEND=auto will use the simulated GPUs)",true)
 
 $(STLIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -159,6 +204,12 @@ test: check
 	$(MAKE) test-san
 	$(MAKE) test-tsan
 
+# On a host with NVIDIA GPUs: the CUDA backend's checks (tests/gpu/run.sh),
+# logs under $$OUT (default $(BUILD)/gpu-logs). Without a GPU it stops at
+# once and says so.
+test-gpu: tests
+	bash tests/gpu/run.sh $(BUILD)
+
 # Plants deliberate protocol bugs (tests/mutation/mutations.txt), each in a
 # copy of the tree, and checks that the suite catches every one. On demand,
 # not part of `make test`: it builds once per bug.
@@ -169,6 +220,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/symcomm.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libsymcomm.so.0
+	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/)
 	ln -sf libsymcomm.so.0 $(DESTDIR)$(PREFIX)/lib/libsymcomm.so
 	install -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/lib/
 	# The tools find the library through their rpath, $$ORIGIN/../lib.
@@ -184,6 +236,7 @@ help:
 	@echo "make run        the demo: 8 ranks on 2 simulated hosts, one all-reduce sweep"
 	@echo "make test       the whole suite, plain and under ASan+UBSan, and its threaded tests under TSan"
 	@echo "make check      the suite on this build only"
+	@echo "make test-gpu   the CUDA backend's checks, on a host with NVIDIA GPUs"
 	@echo "make mutation   plant protocol bugs in copies of the tree; the suite must catch each"
 	@echo "make install PREFIX=/path"
 

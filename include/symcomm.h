@@ -269,9 +269,21 @@ SYMCOMM_API const char *symcomm_op_string(symcomm_op_t op);
  * while the work runs (a peer that failed, a size mismatch, a wait that passed
  * SYMCOMM_TIMEOUT) stop the stream and are returned by its synchronize and
  * query calls, with the sentence in symcomm_last_error(comm).
- * (With the CUDA backend, an existing cudaStream_t will be wrapped by
- * symcomm_stream_from_cuda(comm, cuda_stream, &stream); not in this version.) */
+ * On the CUDA backend a failure does not stop the CUDA stream (later kernels
+ * of a stopped communicator return at once): symcomm_stream_synchronize and
+ * _query report the first failure of the stream's kernels once its work is
+ * done, and a stream being captured into a CUDA graph cannot be synchronized
+ * or queried (INVALID_USAGE) until the capture ends. */
+/* A new stream on comm's device (CUDA: a non-blocking CUDA stream). */
 SYMCOMM_API symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *stream);
+/* A symcomm stream over an existing CUDA stream of the caller (a
+ * cudaStream_t or CUstream, e.g. PyTorch's current stream; NULL is the
+ * device's default stream), which must belong to comm's device (its primary
+ * context, as the CUDA runtime uses). The CUDA stream stays the caller's:
+ * symcomm_stream_destroy forgets it without destroying it, and must come
+ * before the caller destroys it. UNSUPPORTED on the simulated backend. */
+SYMCOMM_API symcomm_result_t symcomm_stream_from_cuda(symcomm_comm_t comm, void *cuda_stream,
+                                                      symcomm_stream_t *stream);
 /* Waits until the queued work is done: OK, or the error that stopped it. */
 SYMCOMM_API symcomm_result_t symcomm_stream_synchronize(symcomm_stream_t stream);
 /* OK when all queued work is done, SYMCOMM_IN_PROGRESS while some runs, or the error that stopped it. */

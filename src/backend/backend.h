@@ -3,6 +3,8 @@
  * (SYMCOMM_BACKEND; a stream is used only with communicators of its backend).
  * Layers above never call CUDA or the simulated device directly.
  *
+ *   device     whether the backend can run here, opening a device, its bus id,
+ *              whether a pointer is a buffer its programs may use
  *   memory     exportable allocations: allocate, export as an fd, import a
  *              peer's fd, free (unmap, then release); host memory the device
  *              reads and writes
@@ -49,12 +51,26 @@ typedef struct sc_backend_ops {
   const char *name;
 
   /* ---- device */
+  /* OK when this backend can run here; else UNSUPPORTED, quietly, with the
+   * reason in `why` (no driver, no device, a driver too old). */
+  sc_result_t (*available)(char *why, size_t len);
+  /* device_index counts the devices this process sees (CUDA_VISIBLE_DEVICES). */
   sc_result_t (*device_open)(int device_index, sc_device_t **device);
+  /* Releases the communicator's hold; the device lives on while a stream,
+   * event or allocation made with it does. */
   void (*device_close)(sc_device_t *device);
   /* Sizes of exportable allocations are multiples of this. */
   size_t (*granularity)(sc_device_t *device);
+  /* The PCI bus id of a real device, lower case "dddd:bb:dd.f"; "" for a
+   * simulated one (its bus id comes from the host's topology). */
+  sc_result_t (*device_busid)(sc_device_t *device, char *buf, size_t len);
+  /* OK when [ptr, ptr + bytes) may be a data buffer of this device's
+   * programs; else INVALID_ARGUMENT with a sentence naming `what` (CUDA: a
+   * host pointer, or another device's memory, where the driver can tell). */
+  sc_result_t (*ptr_check)(sc_device_t *device, const void *ptr, size_t bytes, const char *what);
 
-  /* ---- exportable memory */
+  /* ---- exportable memory: zeroed when allocated; the host cannot read or
+   * write it on CUDA (device memory) */
   sc_result_t (*mem_alloc)(sc_device_t *device, size_t bytes, sc_devmem_t **mem);
   /* A new fd naming the allocation, for another process of this host (sent
    * with SCM_RIGHTS); the caller closes it. */
@@ -113,11 +129,31 @@ typedef struct sc_backend_ops {
 /* CUDA's limit on kernel parameters without a newer driver's extension. */
 #define SC_LAUNCH_ARGS_MAX 4096
 
-/* The backends of this build; "cuda" is absent until the CUDA backend exists. */
+/* The backend built into the library. */
 extern const sc_backend_ops_t sc_backend_host;
 
+/* The CUDA backend is a shared object of its own, libsymcomm_cuda.so, loaded
+ * at run time (backend_select.c): its one exported symbol, named here, takes
+ * what it needs of this library (errors and logging, so that its sentences
+ * become the caller's) and returns its ops table, or NULL when `services`
+ * comes from another build. */
+typedef struct sc_backend_services {
+  size_t size; /* sizeof(sc_backend_services_t) */
+  sc_result_t (*raise)(sc_result_t result, int subsys, const char *file, int line, const char *fmt,
+                       ...) __attribute__((format(printf, 5, 6)));
+  sc_result_t (*pass)(sc_result_t result, const char *text);
+  void (*log)(sc_log_level_t level, int subsys, const char *file, int line, const char *fmt, ...)
+      __attribute__((format(printf, 5, 6)));
+  bool (*log_enabled)(sc_log_level_t level, int subsys);
+} sc_backend_services_t;
+
+#define SC_BACKEND_CUDA_LIBRARY "libsymcomm_cuda.so"
+#define SC_BACKEND_CUDA_ENTRY "symcomm_cuda_backend"
+typedef const sc_backend_ops_t *(*sc_backend_entry_t)(const sc_backend_services_t *services);
+
 /* The backend SYMCOMM_BACKEND asks for (auto|host|cuda): auto is cuda when a
- * usable GPU is present, else host. UNSUPPORTED names what is missing. */
+ * usable GPU is present, else host (and says why at INFO). UNSUPPORTED names
+ * what is missing. */
 sc_result_t sc_backend_select(const sc_backend_ops_t **ops);
 
 #endif

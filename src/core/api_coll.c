@@ -91,6 +91,8 @@ static sc_result_t sc_coll_check(struct symcomm_comm *comm, symcomm_stream_t str
   if (call->count > 0 && ((needs_send && call->sendbuf == NULL) || (needs_recv && call->recvbuf == NULL)))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL, "%s: %s is NULL", name,
                     needs_send && call->sendbuf == NULL ? "sendbuf" : "recvbuf");
+  SC_CHECK(sc_comm_check_buffers(comm, name, call->sendbuf, needs_send ? send_bytes : 0, "sendbuf",
+                                 call->recvbuf, needs_recv ? recv_bytes : 0, "recvbuf"));
   bool send_wraps = needs_send && sc_range_wraps(call->sendbuf, send_bytes);
   if (send_wraps || (needs_recv && sc_range_wraps(call->recvbuf, recv_bytes)))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,

@@ -76,6 +76,7 @@ static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t d
                     "%s: rank %d is on another host; send/recv between hosts arrives with the TCP "
                     "transport",
                     call, peer);
+  SC_CHECK(sc_comm_check_buffers(comm, call, buf, count * size, "buf", NULL, 0, NULL));
   *bytes = count * size;
   return SYMCOMM_OK;
 }

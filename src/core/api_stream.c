@@ -103,17 +103,20 @@ void sc_comm_forget_streams(struct symcomm_comm *comm) {
   pthread_mutex_unlock(&sc_streams_lock);
 }
 
-symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *out) {
-  sc_error_clear();
-  SC_CHECK(sc_comm_check(comm));
+/* A stream made by `make` (the backend's create or wrap) on comm's device. */
+static sc_result_t sc_stream_new(symcomm_comm_t comm, symcomm_stream_t *out, const char *call,
+                                 void *native, bool wrap) {
   sc_result_t res = SYMCOMM_OK;
   struct symcomm_stream *s = NULL;
   if (out == NULL)
-    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "symcomm_stream_create: stream is NULL");
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "%s: stream is NULL", call);
   else if ((res = sc_comm_check_alive(comm)) == SYMCOMM_OK &&
            (s = calloc(1, sizeof(*s))) == NULL)
     res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for a stream");
-  if (res == SYMCOMM_OK && (res = comm->ops->stream_create(comm->device, &s->stream)) == SYMCOMM_OK) {
+  if (res == SYMCOMM_OK)
+    res = wrap ? comm->ops->stream_wrap(comm->device, native, &s->stream)
+               : comm->ops->stream_create(comm->device, &s->stream);
+  if (res == SYMCOMM_OK) {
     s->magic = SC_STREAM_MAGIC;
     s->ops = comm->ops;
     s->creator = comm;
@@ -125,7 +128,20 @@ symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *ou
   } else {
     free(s);
   }
-  return sc_comm_finish(comm, res);
+  return res;
+}
+
+symcomm_result_t symcomm_stream_create(symcomm_comm_t comm, symcomm_stream_t *out) {
+  sc_error_clear();
+  SC_CHECK(sc_comm_check(comm));
+  return sc_comm_finish(comm, sc_stream_new(comm, out, "symcomm_stream_create", NULL, false));
+}
+
+symcomm_result_t symcomm_stream_from_cuda(symcomm_comm_t comm, void *cuda_stream,
+                                          symcomm_stream_t *out) {
+  sc_error_clear();
+  SC_CHECK(sc_comm_check(comm));
+  return sc_comm_finish(comm, sc_stream_new(comm, out, "symcomm_stream_from_cuda", cuda_stream, true));
 }
 
 /* A stream that stopped: its sentence becomes the caller's error. */

@@ -176,8 +176,24 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
                                  const sc_comm_options_t *options, bool serves_root,
                                  struct symcomm_comm **comm);
 
+/* The device index this rank uses among those its process sees:
+ * SYMCOMM_DEVICE / config.device, else its local rank. */
+int sc_comm_device_index(const struct symcomm_comm *comm);
+
+/* Chooses the backend (SYMCOMM_BACKEND) and opens device `index` (once):
+ * init does it before its exchange, which reports the device's bus id. */
+sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index);
+
+/* Checks the buffers a data call got (bytes 0: not used) with the backend
+ * (on CUDA: device memory of this communicator's device): INVALID_ARGUMENT
+ * naming the call and the buffer otherwise. */
+sc_result_t sc_comm_check_buffers(struct symcomm_comm *comm, const char *call, const void *a,
+                                  size_t a_bytes, const char *a_name, const void *b,
+                                  size_t b_bytes, const char *b_name);
+
 /* Collective, once hosts and the bootstrap are known (init and split): opens
- * the backend's device, fills the view, and sets up send/recv. */
+ * the backend's device (unless init did), fills the view, and sets up
+ * send/recv. */
 sc_result_t sc_comm_attach_device(struct symcomm_comm *comm);
 
 /* "comm 0x... rank r nranks n host h/H local l/L busId B - Init COMPLETE" at INFO,

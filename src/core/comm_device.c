@@ -1,6 +1,7 @@
 /* A communicator's device: the backend, the status block programs read, the view
  * lower layers get, and send/recv's windows. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,10 +76,37 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   return SYMCOMM_OK;
 }
 
+int sc_comm_device_index(const struct symcomm_comm *comm) {
+  return comm->options.device >= 0 ? comm->options.device : comm->local_rank;
+}
+
+sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
+  if (comm->device != NULL)
+    return SYMCOMM_OK;
+  if (comm->ops == NULL) {
+    pthread_mutex_init(&comm->lock, NULL);
+    SC_CHECK(sc_backend_select(&comm->ops));
+  }
+  return comm->ops->device_open(index, &comm->device);
+}
+
+sc_result_t sc_comm_check_buffers(struct symcomm_comm *comm, const char *call, const void *a,
+                                  size_t a_bytes, const char *a_name, const void *b,
+                                  size_t b_bytes, const char *b_name) {
+  char what[128];
+  if (a_bytes > 0) {
+    snprintf(what, sizeof(what), "%s: %s", call, a_name);
+    SC_CHECK(comm->ops->ptr_check(comm->device, a, a_bytes, what));
+  }
+  if (b_bytes > 0 && !(b == a && b_bytes <= a_bytes)) {
+    snprintf(what, sizeof(what), "%s: %s", call, b_name);
+    SC_CHECK(comm->ops->ptr_check(comm->device, b, b_bytes, what));
+  }
+  return SYMCOMM_OK;
+}
+
 sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
-  pthread_mutex_init(&comm->lock, NULL);
-  SC_CHECK(sc_backend_select(&comm->ops));
-  SC_CHECK(comm->ops->device_open(comm->peers[comm->rank].dev, &comm->device));
+  SC_CHECK(sc_comm_open_device(comm, comm->peers[comm->rank].dev));
   void *word = NULL;
   SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_status_t), &word));
   comm->status = word;

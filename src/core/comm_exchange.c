@@ -81,13 +81,23 @@ static sc_result_t sc_exchange_hosts(struct symcomm_comm *comm) {
   return res;
 }
 
-/* Picks this rank's device in its host's topology. */
-static sc_result_t sc_choose_device(struct symcomm_comm *comm, sc_topo_t **topo_out, int *index) {
-  int device = comm->options.device >= 0 ? comm->options.device : comm->local_rank;
+/* This rank's device in its host's topology: a real device (CUDA) by its
+ * PCI bus id, found in the topology when it is there; a simulated one by its
+ * index. busid: the real bus id, or -1. */
+static sc_result_t sc_choose_device(struct symcomm_comm *comm, sc_topo_t **topo_out, int *index,
+                                    int64_t *busid) {
+  int device = sc_comm_device_index(comm);
+  char real[32];
+  SC_CHECK(comm->ops->device_busid(comm->device, real, sizeof(real)));
+  *busid = -1;
+  if (real[0] != '\0')
+    SC_CHECK(sc_busid_parse(real, busid));
   int min_gpus = comm->local_size > device + 1 ? comm->local_size : device + 1;
   sc_topo_t *topo = NULL;
   SC_CHECK(sc_topo_load_local(comm->peers[comm->rank].sim_host, min_gpus, &topo));
-  int i = sc_topo_find_dev(topo, device);
+  int i = *busid >= 0 ? sc_topo_find(topo, *busid) : -1;
+  if (i < 0)
+    i = sc_topo_find_dev(topo, device);
   if (i < 0) {
     sc_result_t res =
         SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_TOPO,
@@ -102,8 +112,11 @@ static sc_result_t sc_choose_device(struct symcomm_comm *comm, sc_topo_t **topo_
   return SYMCOMM_OK;
 }
 
-static sc_result_t sc_exchange_devices(struct symcomm_comm *comm, const sc_topo_t *topo, int me) {
-  sc_device_report_t mine = {.busid = topo->busid[me], .dev = topo->dev[me]};
+static sc_result_t sc_exchange_devices(struct symcomm_comm *comm, const sc_topo_t *topo, int me,
+                                       int64_t own_busid) {
+  /* A real device's own bus id, and the index this process opened it by. */
+  sc_device_report_t mine = {.busid = own_busid >= 0 ? own_busid : topo->busid[me],
+                             .dev = sc_comm_device_index(comm)};
   sc_device_report_t *all = malloc(sizeof(*all) * (size_t)comm->nranks);
   if (all == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for device reports");
@@ -175,11 +188,13 @@ done:
 
 sc_result_t sc_comm_exchange_identity(struct symcomm_comm *comm) {
   SC_CHECK(sc_exchange_hosts(comm));
+  SC_CHECK(sc_comm_open_device(comm, sc_comm_device_index(comm)));
   sc_topo_t *topo = NULL;
   int me = -1;
-  SC_CHECK(sc_choose_device(comm, &topo, &me));
+  int64_t busid = -1;
+  SC_CHECK(sc_choose_device(comm, &topo, &me, &busid));
   sc_result_t res;
-  SC_CHECK_GOTO(sc_exchange_devices(comm, topo, me), res, done);
+  SC_CHECK_GOTO(sc_exchange_devices(comm, topo, me, busid), res, done);
   SC_CHECK_GOTO(sc_exchange_links(comm, topo, me), res, done);
 done:
   sc_topo_free(topo);

@@ -35,6 +35,8 @@ SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
          "NCCL-format topology XML for this host; <base>_node<HOSTID>.xml is preferred when it exists")
 SC_PARAM(BACKEND, "SYMCOMM_BACKEND", STRING, "auto", "device backend: auto (cuda when a GPU is usable, else host), host (simulated GPUs) or cuda")
+SC_PARAM(CUDA_BACKEND_PATH, "SYMCOMM_CUDA_BACKEND_PATH", STRING, NULL,
+         "the CUDA backend's shared object; unset = libsymcomm_cuda.so next to libsymcomm.so, else on the library search path")
 
 /* point-to-point */
 SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",

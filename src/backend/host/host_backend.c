@@ -9,9 +9,12 @@ const sc_backend_ops_t sc_backend_host = {
     .size = sizeof(sc_backend_ops_t),
     .name = "host",
 
+    .available = sc_host_available,
     .device_open = sc_host_device_open,
     .device_close = sc_host_device_close,
     .granularity = sc_host_granularity,
+    .device_busid = sc_host_device_busid,
+    .ptr_check = sc_host_ptr_check,
 
     .mem_alloc = sc_host_mem_alloc,
     .mem_export = sc_host_mem_export,

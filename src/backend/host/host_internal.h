@@ -26,6 +26,9 @@ struct sc_devmem {
 };
 
 /* ---- host_device.c */
+sc_result_t sc_host_available(char *why, size_t len);
+sc_result_t sc_host_device_busid(sc_device_t *device, char *buf, size_t len);
+sc_result_t sc_host_ptr_check(sc_device_t *device, const void *ptr, size_t bytes, const char *what);
 sc_result_t sc_host_device_open(int device_index, sc_device_t **device);
 void sc_host_device_close(sc_device_t *device);
 size_t sc_host_granularity(sc_device_t *device);

@@ -1,0 +1,62 @@
+/* The CUDA backend's ops table and the one symbol libsymcomm_cuda.so exports. */
+#include "backend/cuda/cuda_internal.h"
+
+/* cuda_services.c: what libsymcomm.so lends this object. */
+void sc_cuda_services_set(const sc_backend_services_t *services);
+
+static sc_result_t sc_cuda_available(char *why, size_t len) {
+  if (sc_cuda_driver(why, len) != NULL)
+    return SYMCOMM_OK;
+  return SYMCOMM_ERR_UNSUPPORTED; /* quiet: backend_select words it */
+}
+
+static const sc_backend_ops_t sc_backend_cuda = {
+    .size = sizeof(sc_backend_ops_t),
+    .name = "cuda",
+
+    .available = sc_cuda_available,
+    .device_open = sc_cuda_device_open,
+    .device_close = sc_cuda_device_close,
+    .granularity = sc_cuda_granularity,
+    .device_busid = sc_cuda_device_busid,
+    .ptr_check = sc_cuda_ptr_check,
+
+    .mem_alloc = sc_cuda_mem_alloc,
+    .mem_export = sc_cuda_mem_export,
+    .mem_import = sc_cuda_mem_import,
+    .mem_ptr = sc_cuda_mem_ptr,
+    .mem_size = sc_cuda_mem_size,
+    .mem_free = sc_cuda_mem_free,
+
+    .host_alloc = sc_cuda_host_alloc,
+    .host_free = sc_cuda_host_free,
+
+    .dev_alloc = sc_cuda_dev_alloc,
+    .dev_free = sc_cuda_dev_free,
+    .upload = sc_cuda_upload,
+
+    .stream_create = sc_cuda_stream_create,
+    .stream_wrap = sc_cuda_stream_wrap,
+    .stream_destroy = sc_cuda_stream_destroy,
+    .stream_synchronize = sc_cuda_stream_synchronize,
+    .stream_query = sc_cuda_stream_query,
+    .stream_error = sc_cuda_stream_error,
+
+    .event_create = sc_cuda_event_create,
+    .event_destroy = sc_cuda_event_destroy,
+    .event_record = sc_cuda_event_record,
+    .stream_wait_event = sc_cuda_stream_wait_event,
+    .event_query = sc_cuda_event_query,
+    .event_synchronize = sc_cuda_event_synchronize,
+
+    .copy = sc_cuda_copy,
+    .launch = sc_cuda_launch,
+};
+
+__attribute__((visibility("default"))) const sc_backend_ops_t *
+symcomm_cuda_backend(const sc_backend_services_t *services) {
+  if (services == NULL || services->size != sizeof(sc_backend_services_t))
+    return NULL;
+  sc_cuda_services_set(services);
+  return &sc_backend_cuda;
+}

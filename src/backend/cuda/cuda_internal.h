@@ -1,0 +1,144 @@
+/* What the files of the CUDA backend share: the bodies of its handles and the
+ * entry points each file gives the ops table (cuda_backend.c). Nothing
+ * outside src/backend/cuda/ includes this. */
+#ifndef SC_BACKEND_CUDA_INTERNAL_H
+#define SC_BACKEND_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_driver.h"
+#include "backend/cuda/cuda_record.h"
+
+#define SC_CUDA_LOG SC_DEV
+#define SC_CUDA_SENTENCE_BYTES 768
+
+/* How a program's kernel takes its arguments: exactly its struct, or a
+ * struct of variable size (a header and items) of at most this many bytes,
+ * passed in a parameter of SC_LAUNCH_ARGS_MAX bytes. */
+typedef enum sc_cuda_args_mode { SC_CUDA_ARGS_EXACT = 0, SC_CUDA_ARGS_UPTO = 1 } sc_cuda_args_mode_t;
+
+typedef struct sc_cuda_program {
+  const char *kernel;      /* extern "C" name in cuda_kernels.cu */
+  size_t args_bytes;       /* EXACT: sizeof its struct; UPTO: its header's */
+  sc_cuda_args_mode_t mode;
+  unsigned threads;        /* 1: the program is written for one thread */
+} sc_cuda_program_t;
+
+/* The program table (cuda_programs.c); NULL for a program this build has no kernel for. */
+const sc_cuda_program_t *sc_cuda_program(sc_program_t program);
+const char *sc_cuda_program_name(sc_program_t program);
+
+/* Several of a device's host allocations hold the failure records of
+ * streams, never reused (cuda_record.h says why). */
+typedef struct sc_cuda_record_page {
+  struct sc_cuda_record_page *next;
+  sc_cuda_record_t *records;
+  unsigned used, cap;
+} sc_cuda_record_page_t;
+
+/* One communicator's hold on a GPU: the primary context retained, the
+ * kernels loaded. Streams, events and allocations made with it hold
+ * references, so that the context outlives every one of them. */
+struct sc_device {
+  int ordinal;
+  CUdevice dev;
+  CUcontext ctx;
+  pthread_mutex_t lock;
+  int refs;
+  size_t granularity;
+  bool fd_handles; /* POSIX fd handles for cuMemCreate; else CUDA IPC (cuMemAlloc) */
+  char busid[32];
+  CUmodule module;
+  CUfunction fn[SC_PROGRAM_COUNT];
+  size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernel's first parameter, as compiled */
+  sc_cuda_record_page_t *pages;
+};
+
+struct sc_devmem {
+  sc_device_t *device;
+  CUdeviceptr ptr;
+  size_t size;   /* mapped bytes (a multiple of the granularity for VMM) */
+  int kind;      /* SC_CUDA_MEM_* */
+  CUmemGenericAllocationHandle handle;
+};
+
+enum { SC_CUDA_MEM_VMM = 0, SC_CUDA_MEM_VMM_IMPORTED, SC_CUDA_MEM_IPC, SC_CUDA_MEM_IPC_IMPORTED };
+
+struct sc_stream {
+  sc_device_t *device;
+  CUstream stream;
+  bool owned;               /* made by stream_create; a wrapped one is the caller's */
+  sc_cuda_record_t *record; /* where its kernels' failures go */
+  pthread_mutex_t lock;
+  sc_result_t result;       /* sticky once the host has seen a failure */
+  char sentence[SC_CUDA_SENTENCE_BYTES];
+};
+
+struct sc_event {
+  sc_device_t *device;
+  CUevent event;
+};
+
+/* Makes the device's context current on this thread for the length of a
+ * backend call, and puts the caller's back afterwards. */
+typedef struct sc_cuda_scope {
+  bool pushed;
+} sc_cuda_scope_t;
+sc_result_t sc_cuda_enter(sc_device_t *device, sc_cuda_scope_t *scope);
+void sc_cuda_leave(sc_cuda_scope_t *scope);
+
+/* ---- cuda_device.c */
+sc_result_t sc_cuda_device_open(int device_index, sc_device_t **device);
+void sc_cuda_device_close(sc_device_t *device);
+void sc_cuda_device_hold(sc_device_t *device);
+void sc_cuda_device_release(sc_device_t *device);
+size_t sc_cuda_granularity(sc_device_t *device);
+sc_result_t sc_cuda_device_busid(sc_device_t *device, char *buf, size_t len);
+sc_result_t sc_cuda_host_alloc(sc_device_t *device, size_t bytes, void **ptr);
+void sc_cuda_host_free(sc_device_t *device, void *ptr);
+sc_result_t sc_cuda_dev_alloc(sc_device_t *device, size_t bytes, void **ptr);
+void sc_cuda_dev_free(sc_device_t *device, void *ptr);
+sc_result_t sc_cuda_upload(sc_device_t *device, void *dst, const void *src, size_t bytes);
+sc_result_t sc_cuda_ptr_check(sc_device_t *device, const void *ptr, size_t bytes, const char *what);
+/* A new failure record for a stream (device lock taken inside). */
+sc_result_t sc_cuda_record_new(sc_device_t *device, sc_cuda_record_t **record);
+
+/* ---- cuda_module.c */
+sc_result_t sc_cuda_module_load(sc_device_t *device);
+void sc_cuda_module_unload(sc_device_t *device);
+
+/* ---- cuda_memory.c */
+sc_result_t sc_cuda_mem_alloc(sc_device_t *device, size_t bytes, sc_devmem_t **mem);
+sc_result_t sc_cuda_mem_export(sc_devmem_t *mem, int *fd);
+sc_result_t sc_cuda_mem_import(sc_device_t *device, int fd, size_t bytes, sc_devmem_t **mem);
+void *sc_cuda_mem_ptr(sc_devmem_t *mem);
+size_t sc_cuda_mem_size(sc_devmem_t *mem);
+void sc_cuda_mem_free(sc_devmem_t *mem);
+
+/* ---- cuda_stream.c */
+sc_result_t sc_cuda_stream_create(sc_device_t *device, sc_stream_t **stream);
+sc_result_t sc_cuda_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);
+void sc_cuda_stream_destroy(sc_stream_t *stream);
+sc_result_t sc_cuda_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms);
+sc_result_t sc_cuda_stream_query(sc_stream_t *stream);
+const char *sc_cuda_stream_error(sc_stream_t *stream);
+sc_result_t sc_cuda_copy(sc_stream_t *stream, void *dst, const void *src, size_t bytes);
+
+/* ---- cuda_event.c */
+sc_result_t sc_cuda_event_create(sc_device_t *device, sc_event_t **event);
+void sc_cuda_event_destroy(sc_event_t *event);
+sc_result_t sc_cuda_event_record(sc_event_t *event, sc_stream_t *stream);
+sc_result_t sc_cuda_stream_wait_event(sc_stream_t *stream, sc_event_t *event);
+sc_result_t sc_cuda_event_query(sc_event_t *event);
+sc_result_t sc_cuda_event_synchronize(sc_event_t *event, int64_t deadline_ms);
+
+/* ---- cuda_launch.c */
+sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void *args,
+                           size_t args_bytes, const sc_launch_t *how);
+
+/* A short sleep for the host's bounded polls of streams and events. */
+void sc_cuda_poll_pause(int round);
+
+#endif

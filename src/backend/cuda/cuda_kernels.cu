@@ -1,0 +1,82 @@
+/* The kernels: one per device program (device/program.h), each a thin
+ * wrapper around the program's portable code (src/device/), compiled by nvcc
+ * into the fatbin that libsymcomm_cuda.so embeds. Adding a program is one
+ * line here and one in cuda_programs.c.
+ *
+ * Every kernel takes (arguments by value, the communicator's status block,
+ * the stream's failure record). SC_CUDA_KERNEL runs a program written for a
+ * block of threads (SC_CUDA_THREADS of them); SC_CUDA_SOLO_KERNEL runs one
+ * written for a single thread, on a writable copy of its arguments, in
+ * blocks of one thread. */
+#include "backend/cuda/cuda_runtime.cuh" /* first: the runtime the programs use */
+
+#include "device/barrier.h"
+#include "device/p2p.h"
+#include "device/reduce.h"
+#include "device/signal_wait.h"
+#include "device/status.h"
+
+/* A parameter for arguments of variable size (a header and items). */
+typedef struct __align__(16) sc_cuda_args_upto {
+  unsigned char bytes[SC_CUDA_ARGS_UPTO_BYTES];
+} sc_cuda_args_upto_t;
+
+/* The leader of a block, at its end. */
+static __device__ __forceinline__ void sc_cuda_finish(const sc_dev_ctx_t *ctx, const sc_dev_error_t *err,
+                                                      sc_dev_status_t *status,
+                                                      sc_cuda_record_t *record) {
+  if (err->kind == SC_DEV_OK)
+    return;
+  sc_dev_publish_failure(status != 0 ? status : ctx->guard.status, err);
+  if (record != 0 && sc_dev_cas32(&record->failed, 0, 1)) {
+    record->error = *err;
+    sc_dev_store32(&record->failed, 2);
+  }
+}
+
+static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) {
+  err->kind = SC_DEV_OK;
+  err->call = 0;
+  err->seq = 0;
+  err->a = err->b = err->c = err->d = err->e = 0;
+  err->stop = 0;
+  err->stop_rank = -1;
+  err->why = 0;
+}
+
+#define SC_CUDA_KERNEL(NAME, ARGS_T, RUN)                                                          \
+  extern "C" __global__ void __launch_bounds__(SC_CUDA_THREADS)                                    \
+      NAME(const ARGS_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                 \
+    __shared__ sc_dev_error_t err;                                                                 \
+    __shared__ int share;                                                                          \
+    sc_dev_ctx_t ctx;                                                                              \
+    if (threadIdx.x == 0)                                                                          \
+      sc_cuda_error_clear(&err);                                                                   \
+    __syncthreads();                                                                               \
+    sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
+    RUN(&ctx, &args, &err);                                                                        \
+    __syncthreads();                                                                               \
+    if (threadIdx.x == 0)                                                                          \
+      sc_cuda_finish(&ctx, &err, status, record);                                                  \
+  }
+
+#define SC_CUDA_SOLO_KERNEL(NAME, PARAM_T, ARGS_T, RUN)                                            \
+  extern "C" __global__ void __launch_bounds__(1)                                                  \
+      NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
+    __shared__ sc_dev_error_t err;                                                                 \
+    __shared__ int share;                                                                          \
+    PARAM_T mine = args; /* programs of one thread keep their progress in their arguments */      \
+    sc_dev_ctx_t ctx;                                                                              \
+    sc_cuda_error_clear(&err);                                                                     \
+    sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
+    RUN(&ctx, (const ARGS_T *)&mine, &err);                                                        \
+    sc_cuda_finish(&ctx, &err, status, record);                                                    \
+  }
+
+/* Today's programs are written for one thread (device/program.h). */
+SC_CUDA_SOLO_KERNEL(sc_kernel_signal, sc_signal_args_t, sc_signal_args_t, sc_dev_signal_run)
+SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_run)
+SC_CUDA_SOLO_KERNEL(sc_kernel_reduce, sc_reduce_args_t, sc_reduce_args_t, sc_dev_reduce_run)
+SC_CUDA_SOLO_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
+SC_CUDA_SOLO_KERNEL(sc_kernel_barrier, sc_barrier_args_t, sc_barrier_args_t, sc_dev_barrier_run)
+SC_CUDA_SOLO_KERNEL(sc_kernel_copies, sc_copies_args_t, sc_copies_args_t, sc_dev_copies_run)

@@ -1,0 +1,58 @@
+/* Launching a device program: its kernel, with the arguments as the kernel's
+ * first parameter (copied by the driver), then the communicator's status
+ * block and the stream's failure record. */
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+_Static_assert(SC_CUDA_ARGS_UPTO_BYTES == SC_LAUNCH_ARGS_MAX,
+               "the kernels' variable-size parameter is the largest launch");
+
+sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void *args,
+                           size_t args_bytes, const sc_launch_t *how) {
+  const sc_cuda_program_t *prog = sc_cuda_program(program);
+  sc_device_t *d = stream->device;
+  if (prog == NULL || d->fn[program] == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                    "there is no CUDA kernel for device program %d", (int)program);
+  if (args == NULL)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                    "device program %s launched without arguments", sc_cuda_program_name(program));
+  if (how == NULL || how->blocks < 1 || how->blocks > INT32_MAX)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                    "a launch of device program %s needs 1 to %d blocks",
+                    sc_cuda_program_name(program), INT32_MAX);
+  bool exact = prog->mode == SC_CUDA_ARGS_EXACT;
+  if (exact ? args_bytes != prog->args_bytes
+            : args_bytes < prog->args_bytes || args_bytes > SC_LAUNCH_ARGS_MAX)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                    "device program %s takes %s%zu bytes of arguments, not %zu",
+                    sc_cuda_program_name(program), exact ? "" : "a header of ", prog->args_bytes,
+                    args_bytes);
+  pthread_mutex_lock(&stream->lock);
+  sc_result_t sticky = stream->result;
+  pthread_mutex_unlock(&stream->lock);
+  if (sticky != SYMCOMM_OK)
+    return sc_error_pass(sticky, stream->sentence);
+  /* A variable-size argument block fills a parameter of the largest size. */
+  _Alignas(16) unsigned char padded[SC_LAUNCH_ARGS_MAX];
+  const void *param = args;
+  if (!exact) {
+    memcpy(padded, args, args_bytes);
+    memset(padded + args_bytes, 0, sizeof(padded) - args_bytes);
+    param = padded;
+  }
+  struct sc_dev_status *status = how->status;
+  sc_cuda_record_t *record = stream->record;
+  void *params[3] = {(void *)param, &status, &record};
+  sc_cuda_scope_t scope;
+  SC_CHECK(sc_cuda_enter(d, &scope));
+  sc_result_t res = SC_CU(cuLaunchKernel,
+                          (d->fn[program], how->blocks, 1, 1, prog->threads, 1, 1, 0, stream->stream,
+                           params, NULL),
+                          "launching device program %s (%u blocks of %u threads) on device %d",
+                          sc_cuda_program_name(program), how->blocks, prog->threads, d->ordinal);
+  sc_cuda_leave(&scope);
+  return res;
+}

@@ -1,0 +1,28 @@
+/* What the kernels of the CUDA backend and its host side share: where a
+ * stream's kernels leave the first failure among them, and how programs are
+ * launched. Plain C, included by the .c files and by the .cu kernels. */
+#ifndef SC_BACKEND_CUDA_RECORD_H
+#define SC_BACKEND_CUDA_RECORD_H
+
+#include "device/program.h"
+
+/* Threads of a block for programs written for many threads; the programs
+ * written for one thread (SC_CUDA_SOLO) run one. */
+#define SC_CUDA_THREADS 512
+
+/* The parameter of a program whose arguments vary in size: backend.h's
+ * SC_LAUNCH_ARGS_MAX (checked in cuda_launch.c), which the kernels cannot include. */
+#define SC_CUDA_ARGS_UPTO_BYTES 4096
+
+/* A stream's failure record, in host memory the device maps (one per
+ * stream, never reused: a kernel captured in a CUDA graph may write it after
+ * the stream is gone, so records live until their device closes). The
+ * first failing block claims `failed` (0 -> 1), fills `error`, then sets 2;
+ * the host reads it once the stream's work is done. */
+typedef struct sc_cuda_record {
+  uint32_t failed;
+  uint32_t reserved;
+  sc_dev_error_t error;
+} sc_cuda_record_t;
+
+#endif

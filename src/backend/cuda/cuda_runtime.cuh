@@ -1,0 +1,218 @@
+/* The device runtime (device/runtime.h) of the CUDA backend: a block of a
+ * kernel runs a program, its threads together. Flags are read and written at
+ * system scope (other GPUs and the host see them), with acquire loads,
+ * release stores and acq_rel atomics in PTX. A wait polls: GPUs have no
+ * futex, so doorbells are not rung, and sc_dev_sleep is a short nap that
+ * looks at the communicator's stop word, its departed ranks and the
+ * no-progress clock (%globaltimer) only every SC_CUDA_POLLS_PER_CHECK polls,
+ * which keeps a poll cheap (the issue's cost rule) and still notices a stop
+ * within a few milliseconds.
+ *
+ * Include this, then the program headers (device/signal_wait.h, ...). */
+#ifndef SC_BACKEND_CUDA_RUNTIME_CUH
+#define SC_BACKEND_CUDA_RUNTIME_CUH
+
+#include <stdint.h>
+
+#include "backend/cuda/cuda_record.h"
+#include "device/runtime.h"
+
+#define SC_CUDA_POLLS_PER_CHECK 2048u
+#define SC_CUDA_NAP_NS 100u
+
+typedef struct sc_dev_ctx {
+  sc_guard_t guard;          /* of the running program (sc_dev_begin) */
+  uint64_t last_progress_ns; /* %globaltimer at sc_dev_begin or the last sc_dev_progress */
+  uint64_t departed_seen;    /* the status block's departed ranks that sleeps reported */
+  sc_dev_error_t *err;       /* the block's error record (shared memory) */
+  int *share;                /* the block's slot for sc_dev_share (shared memory) */
+  uint32_t polls;            /* sleeps since the last check of stop, departures and clock */
+} sc_dev_ctx_t;
+
+SC_DEV_FN uint64_t sc_cuda_now_ns(void) {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *share) {
+  ctx->guard.status = 0;
+  ctx->guard.timeout_ms = -1;
+  ctx->guard.spin_us = 0;
+  ctx->guard.call = 0;
+  ctx->guard.seq = 0;
+  ctx->last_progress_ns = sc_cuda_now_ns();
+  ctx->departed_seen = 0;
+  ctx->err = err;
+  ctx->share = share;
+  ctx->polls = 0;
+}
+
+SC_DEV_FN uint32_t sc_dev_block(const sc_dev_ctx_t *ctx) { return blockIdx.x; }
+SC_DEV_FN uint32_t sc_dev_blocks(const sc_dev_ctx_t *ctx) { return gridDim.x; }
+SC_DEV_FN uint32_t sc_dev_thread(const sc_dev_ctx_t *ctx) { return threadIdx.x; }
+SC_DEV_FN uint32_t sc_dev_threads(const sc_dev_ctx_t *ctx) { return blockDim.x; }
+SC_DEV_FN int sc_dev_leader(const sc_dev_ctx_t *ctx) { return threadIdx.x == 0; }
+SC_DEV_FN void sc_dev_sync(sc_dev_ctx_t *ctx) { __syncthreads(); }
+
+/* The second sync keeps a later share from overwriting the slot before every
+ * thread has read it. */
+SC_DEV_FN int sc_dev_share(sc_dev_ctx_t *ctx, int v) {
+  if (threadIdx.x == 0)
+    *ctx->share = v;
+  __syncthreads();
+  int r = *ctx->share;
+  __syncthreads();
+  return r;
+}
+
+/* ---- flags, at system scope */
+
+SC_DEV_FN uint64_t sc_dev_load(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+SC_DEV_FN void sc_dev_store(uint64_t *p, uint64_t v) {
+  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* The old value is not read, so a release reduction is all the acq_rel of
+ * the host's atomics amounts to. */
+SC_DEV_FN void sc_dev_add(uint64_t *p, uint64_t v) {
+  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+SC_DEV_FN void sc_dev_or(uint64_t *p, uint64_t v) {
+  asm volatile("red.release.sys.or.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+SC_DEV_FN uint32_t sc_dev_load32(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+SC_DEV_FN void sc_dev_store32(uint32_t *p, uint32_t v) {
+  asm volatile("st.release.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+SC_DEV_FN int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.sys.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(expected), "r"(v)
+               : "memory");
+  return old == expected;
+}
+
+/* GPUs poll: nobody sleeps on a bell, so ringing would only cost a remote
+ * atomic per signal. */
+SC_DEV_FN uint32_t sc_dev_bell_read(sc_doorbell_t *bell) { return 0; }
+SC_DEV_FN void sc_dev_ring(sc_doorbell_t *bell) {}
+
+/* ---- bulk data: every thread of the block together */
+
+/* Element i of n on thread i % threads, in words of W bytes. */
+#define SC_CUDA_COPY_LOOP(W, T)                                                                    \
+  do {                                                                                             \
+    size_t head_ = (size_t)((W - ((uintptr_t)d & (W - 1))) & (W - 1));                             \
+    if (head_ > n)                                                                                 \
+      head_ = n;                                                                                   \
+    for (size_t i_ = t; i_ < head_; i_ += nt)                                                      \
+      d[i_] = s[i_];                                                                               \
+    size_t words_ = (n - head_) / W;                                                               \
+    T *dw_ = (T *)(d + head_);                                                                     \
+    const T *sw_ = (const T *)(s + head_);                                                         \
+    for (size_t i_ = t; i_ < words_; i_ += nt)                                                     \
+      dw_[i_] = sw_[i_];                                                                           \
+    for (size_t i_ = head_ + words_ * W + t; i_ < n; i_ += nt)                                     \
+      d[i_] = s[i_];                                                                               \
+  } while (0)
+
+SC_DEV_FN void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n) {
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  if (n == 0 || d == s)
+    return;
+  size_t t = threadIdx.x, nt = blockDim.x;
+  if ((d > s && d < s + n) || (s > d && s < d + n)) {
+    /* Overlapping (memmove): one thread, in the safe direction. */
+    if (t == 0) {
+      if (d < s)
+        for (size_t i = 0; i < n; i++)
+          d[i] = s[i];
+      else
+        for (size_t i = n; i-- > 0;)
+          d[i] = s[i];
+    }
+    return;
+  }
+  uintptr_t apart = (uintptr_t)d ^ (uintptr_t)s;
+  if ((apart & 15) == 0)
+    SC_CUDA_COPY_LOOP(16, uint4);
+  else if ((apart & 7) == 0)
+    SC_CUDA_COPY_LOOP(8, uint64_t);
+  else if ((apart & 3) == 0)
+    SC_CUDA_COPY_LOOP(4, uint32_t);
+  else
+    for (size_t i = t; i < n; i += nt)
+      d[i] = s[i];
+}
+
+/* ---- guards, stops and the clock */
+
+/* Whether the guard's communicator stopped; if so, why goes into the error
+ * record (the status block's fields are written before its stop word). */
+SC_DEV_FN int sc_cuda_stopped(const sc_dev_ctx_t *ctx) {
+  const sc_dev_status_t *st = ctx->guard.status;
+  if (st == 0)
+    return 0;
+  uint32_t stop = sc_dev_load32(&st->stop);
+  if (stop == SC_STOP_NONE)
+    return 0;
+  ctx->err->stop = (int32_t)stop;
+  ctx->err->stop_rank = st->rank;
+  ctx->err->why = st->why;
+  return 1;
+}
+
+SC_DEV_FN int sc_dev_stopped(sc_dev_ctx_t *ctx) { return sc_cuda_stopped(ctx) ? SC_DEV_ABORTED : 0; }
+
+SC_DEV_FN uint64_t sc_dev_departed(sc_dev_ctx_t *ctx) {
+  const sc_dev_status_t *st = ctx->guard.status;
+  uint64_t departed = st != 0 ? sc_dev_load(&st->departed) : 0;
+  ctx->departed_seen |= departed;
+  return departed;
+}
+
+SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+  ctx->guard = *guard;
+  ctx->departed_seen = 0;
+  ctx->polls = 0;
+  ctx->last_progress_ns = sc_cuda_now_ns();
+  ctx->err->call = guard->call;
+  ctx->err->seq = guard->seq;
+  return sc_cuda_stopped(ctx) ? SC_DEV_ABORTED : 0;
+}
+
+SC_DEV_FN void sc_dev_progress(sc_dev_ctx_t *ctx) { ctx->last_progress_ns = sc_cuda_now_ns(); }
+
+SC_DEV_FN int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
+  if (++ctx->polls >= SC_CUDA_POLLS_PER_CHECK) {
+    ctx->polls = 0;
+    if (sc_cuda_stopped(ctx))
+      return SC_DEV_ABORTED;
+    const sc_dev_status_t *st = ctx->guard.status;
+    if (st != 0 && (sc_dev_load(&st->departed) & ~ctx->departed_seen) != 0)
+      return SC_DEV_PEER_LEFT; /* the program looks with sc_dev_departed */
+    if (ctx->guard.timeout_ms >= 0 &&
+        sc_cuda_now_ns() - ctx->last_progress_ns >= (uint64_t)ctx->guard.timeout_ms * 1000000u)
+      return SC_DEV_TIMEOUT;
+  }
+  __nanosleep(SC_CUDA_NAP_NS);
+  return 0;
+}
+
+#endif

@@ -75,9 +75,12 @@ typedef struct symcomm_config {
   int timeout_ms;       /* how long any wait may go without progress; 0 = SYMCOMM_TIMEOUT */
   int device;           /* device index on this host; -1 = SYMCOMM_DEVICE, else the local rank */
   const char *name;     /* shown in log lines; NULL = none. Copied at init. */
+  const char *backend;  /* "auto", "host" (simulated GPUs) or "cuda"; NULL = SYMCOMM_BACKEND.
+                           Lets one process keep, e.g., a host-memory control communicator
+                           beside its GPU ones. */
 } symcomm_config_t;
 
-#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL}
+#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL}
 
 /* ---------------------------------------------------------------- library */
 
@@ -178,6 +181,12 @@ SYMCOMM_API symcomm_result_t symcomm_comm_peer_world_rank(symcomm_comm_t comm, i
  * whose PCI domain encodes the simulated host. len >= 13. */
 SYMCOMM_API symcomm_result_t symcomm_comm_peer_busid(symcomm_comm_t comm, int peer, char *busid,
                                                      size_t len);
+/* The backend comm runs on ("cuda", or "host" for simulated GPUs) and the
+ * index of this rank's device among the visible ones: on "cuda", data
+ * buffers must be memory of that GPU (cudaMalloc, symcomm_mem_alloc, or a
+ * framework's allocator). Either pointer may be NULL. */
+SYMCOMM_API symcomm_result_t symcomm_comm_device(symcomm_comm_t comm, const char **backend,
+                                                 int *device);
 /* Name of a host of comm: its hostname, with "/sim<N>" for simulated host N. */
 SYMCOMM_API symcomm_result_t symcomm_comm_host_name(symcomm_comm_t comm, int host, char *name,
                                                     size_t len);

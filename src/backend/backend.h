@@ -151,9 +151,10 @@ typedef struct sc_backend_services {
 #define SC_BACKEND_CUDA_ENTRY "symcomm_cuda_backend"
 typedef const sc_backend_ops_t *(*sc_backend_entry_t)(const sc_backend_services_t *services);
 
-/* The backend SYMCOMM_BACKEND asks for (auto|host|cuda): auto is cuda when a
+/* The backend `want` (a communicator's config.backend) or, when it is NULL,
+ * SYMCOMM_BACKEND asks for (auto|host|cuda): auto is cuda when a
  * usable GPU is present, else host (and says why at INFO). UNSUPPORTED names
  * what is missing. */
-sc_result_t sc_backend_select(const sc_backend_ops_t **ops);
+sc_result_t sc_backend_select(const char *want, const sc_backend_ops_t **ops);
 
 #endif

@@ -105,23 +105,25 @@ static const sc_backend_ops_t *sc_backend_cuda(char *why, size_t len) {
   return sc_cuda_ops->available(why, len) == SYMCOMM_OK ? sc_cuda_ops : NULL;
 }
 
-sc_result_t sc_backend_select(const sc_backend_ops_t **ops) {
-  const char *want = sc_param_string(SC_PARAM_BACKEND);
+sc_result_t sc_backend_select(const char *want, const sc_backend_ops_t **ops) {
+  const char *source = want != NULL ? "config.backend" : "SYMCOMM_BACKEND";
+  if (want == NULL)
+    want = sc_param_string(SC_PARAM_BACKEND);
   char why[PATH_MAX + 512];
   if (want == NULL || strcasecmp(want, "auto") == 0) {
     const sc_backend_ops_t *cuda = sc_backend_cuda(why, sizeof(why));
     if (cuda != NULL) {
-      SC_INFO(SC_INIT, "SYMCOMM_BACKEND=auto: using the CUDA backend (%s)", sc_cuda_where);
+      SC_INFO(SC_INIT, "%s=auto: using the CUDA backend (%s)", source, sc_cuda_where);
       *ops = cuda;
     } else {
-      SC_INFO(SC_INIT, "SYMCOMM_BACKEND=auto: using the simulated-GPU backend (host): no usable "
-                       "GPU here: %s", why);
+      SC_INFO(SC_INIT, "%s=auto: using the simulated-GPU backend (host): no usable GPU here: %s",
+              source, why);
       *ops = &sc_backend_host;
     }
     return SYMCOMM_OK;
   }
   if (strcasecmp(want, "host") == 0) {
-    SC_INFO(SC_INIT, "SYMCOMM_BACKEND=host: using the simulated-GPU backend");
+    SC_INFO(SC_INIT, "%s=host: using the simulated-GPU backend", source);
     *ops = &sc_backend_host;
     return SYMCOMM_OK;
   }
@@ -129,13 +131,13 @@ sc_result_t sc_backend_select(const sc_backend_ops_t **ops) {
     const sc_backend_ops_t *cuda = sc_backend_cuda(why, sizeof(why));
     if (cuda == NULL)
       return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_INIT,
-                      "SYMCOMM_BACKEND=cuda: the CUDA backend cannot run here: %s; use host "
-                      "(simulated GPUs) or auto",
-                      why);
-    SC_INFO(SC_INIT, "SYMCOMM_BACKEND=cuda: using the CUDA backend (%s)", sc_cuda_where);
+                      "%s=cuda: the CUDA backend cannot run here: %s; use host (simulated GPUs) "
+                      "or auto",
+                      source, why);
+    SC_INFO(SC_INIT, "%s=cuda: using the CUDA backend (%s)", source, sc_cuda_where);
     *ops = cuda;
     return SYMCOMM_OK;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV,
-                  "SYMCOMM_BACKEND='%s' is not a backend: use auto, host or cuda", want);
+                  "%s='%s' is not a backend: use auto, host or cuda", source, want);
 }

@@ -49,6 +49,7 @@ typedef struct sc_comm_options {
   int64_t timeout_ms;
   int device; /* -1 = the local rank */
   char name[64];
+  char backend[8];     /* config.backend ("auto", "host", "cuda"); "" = SYMCOMM_BACKEND */
   int host_ranks_hint; /* ranks of the whole job on this host, as the launcher or a parent knows; 0 = unknown */
   bool check_calls;    /* SYMCOMM_CHECK: collectives compare calls through the root */
 } sc_comm_options_t;

@@ -153,6 +153,16 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
       o.device = config->device;
     if (config->name != NULL)
       snprintf(o.name, sizeof(o.name), "%s", config->name);
+    /* Callers built before config.backend existed pass a shorter struct. */
+    if (config->size >= offsetof(symcomm_config_t, backend) + sizeof(const char *) &&
+        config->backend != NULL) {
+      const char *b = config->backend;
+      if (strcmp(b, "auto") != 0 && strcmp(b, "host") != 0 && strcmp(b, "cuda") != 0)
+        return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                        "config.backend = '%s' is not a backend: use auto, host or cuda (or NULL "
+                        "for SYMCOMM_BACKEND)", b);
+      snprintf(o.backend, sizeof(o.backend), "%s", b);
+    }
   }
   *out = o;
   return SYMCOMM_OK;

@@ -85,7 +85,8 @@ sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
     return SYMCOMM_OK;
   if (comm->ops == NULL) {
     pthread_mutex_init(&comm->lock, NULL);
-    SC_CHECK(sc_backend_select(&comm->ops));
+    SC_CHECK(sc_backend_select(comm->options.backend[0] != '\0' ? comm->options.backend : NULL,
+                               &comm->ops));
   }
   return comm->ops->device_open(index, &comm->device);
 }

@@ -81,6 +81,18 @@ symcomm_result_t symcomm_comm_peer_busid(symcomm_comm_t comm, int peer, char *bu
   return sc_comm_finish(comm, res);
 }
 
+symcomm_result_t symcomm_comm_device(symcomm_comm_t comm, const char **backend, int *device) {
+  sc_error_clear();
+  sc_result_t res = sc_query_check(comm, comm, "symcomm_comm_device");
+  if (res == SYMCOMM_OK) {
+    if (backend != NULL)
+      *backend = comm->ops->name;
+    if (device != NULL)
+      *device = comm->peers[comm->rank].dev;
+  }
+  return sc_comm_finish(comm, res);
+}
+
 symcomm_result_t symcomm_comm_host_name(symcomm_comm_t comm, int host, char *name, size_t len) {
   sc_error_clear();
   sc_result_t res = sc_query_check(comm, name, "symcomm_comm_host_name");

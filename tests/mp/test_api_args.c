@@ -188,6 +188,9 @@ int main(void) {
   config.device = 1000;
   EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.device = 1000");
   config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;
+  config.backend = "gpu";
+  EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.backend = 'gpu'");
+  config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;
   config.version = SYMCOMM_VERSION + 10000;
   TEST_EXPECT_RESULT(symcomm_comm_init(&comm, 1, &id, 0, &config), SYMCOMM_ERR_UNSUPPORTED);
   TEST_ASSERT(comm == NULL, "an output was set by a failed call");
@@ -195,7 +198,14 @@ int main(void) {
   config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;
   config.name = "args";
   config.timeout_ms = 20000;
+  config.backend = "host";
   TEST_OK(symcomm_comm_init(&comm, 1, &id, 0, &config));
+  const char *backend = NULL;
+  int device = -2;
+  TEST_OK(symcomm_comm_device(comm, &backend, &device));
+  TEST_ASSERT(backend != NULL && strcmp(backend, "host") == 0 && device == 0, "%s %d",
+              backend ? backend : "(null)", device);
+  TEST_OK(symcomm_comm_device(comm, NULL, NULL));
 
   /* Queries. */
   int x;

@@ -139,7 +139,7 @@ static void expect_backend(const char *value, symcomm_result_t expected, const c
   else
     unsetenv("SYMCOMM_BACKEND");
   const sc_backend_ops_t *ops = NULL;
-  TEST_EXPECT_RESULT(sc_backend_select(&ops), expected);
+  TEST_EXPECT_RESULT(sc_backend_select(NULL, &ops), expected);
   if (expected == SYMCOMM_OK)
     TEST_ASSERT(ops == &sc_backend_host, "%s", value ? value : "(unset)");
   else
@@ -166,6 +166,19 @@ int main(void) {
                  "SYMCOMM_BACKEND=cuda: the CUDA backend cannot run here: libsymcomm_cuda.so missing");
 
   expect_backend("gpu", SYMCOMM_ERR_INVALID_ARGUMENT, "SYMCOMM_BACKEND='gpu'");
+
+  /* A communicator's config.backend wins over the environment, and its
+   * sentences name it. */
+  setenv("SYMCOMM_BACKEND", "cuda", 1);
+  const sc_backend_ops_t *ops = NULL;
+  TEST_OK(sc_backend_select("host", &ops));
+  TEST_ASSERT(ops == &sc_backend_host, "config.backend host over SYMCOMM_BACKEND=cuda");
+  setenv("SYMCOMM_BACKEND", "host", 1);
+  ops = NULL;
+  TEST_EXPECT_RESULT(sc_backend_select("cuda", &ops), SYMCOMM_ERR_UNSUPPORTED);
+  TEST_ASSERT(ops == NULL && test_contains(sc_error_last(), "config.backend=cuda: the CUDA backend"),
+              "%s", sc_error_last());
+  unsetenv("SYMCOMM_BACKEND");
   printf("test_host_backend: all passed\n");
   return 0;
 }

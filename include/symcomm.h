@@ -102,7 +102,9 @@ SYMCOMM_API const char *symcomm_last_error(symcomm_comm_t comm);
 
 /* Creates a root for a new job in this process and describes it in *id. Give
  * the id to every rank, then each calls symcomm_comm_init(). The root listens on
- * SYMCOMM_ADDR when set, else on an interface chosen by SYMCOMM_SOCKET_IFNAME. */
+ * SYMCOMM_ADDR when set (on its host and a free port once symcomm_init_from_env
+ * has used that address for its job), else on an interface chosen by
+ * SYMCOMM_SOCKET_IFNAME. */
 SYMCOMM_API symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id);
 
 /* Collective over nranks processes: each calls it with its own rank in [0, nranks).

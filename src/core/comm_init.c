@@ -33,6 +33,10 @@ fail:
   return res;
 }
 
+/* Set once symcomm_init_from_env has joined the job whose root SYMCOMM_ADDR
+ * names: that port is the job's from then on. */
+static int sc_env_root_taken;
+
 symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id) {
   sc_error_clear();
   if (id == NULL)
@@ -43,6 +47,10 @@ symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id) {
   bool fixed = sc_param_is_set(SC_PARAM_ADDR);
   if (fixed)
     SC_CHECK(sc_sockaddr_parse(sc_param_string(SC_PARAM_ADDR), -1, &where));
+  /* A second communicator of a launched job (say, on another backend): its
+   * own root, on the job's address but another port. */
+  if (fixed && __atomic_load_n(&sc_env_root_taken, __ATOMIC_ACQUIRE))
+    sc_sockaddr_set_port(&where, 0);
   sc_secret_t secret;
   SC_CHECK(sc_secret_random(&secret));
   sc_root_addr_t root;
@@ -87,5 +95,6 @@ symcomm_result_t symcomm_init_from_env(symcomm_comm_t *comm, const symcomm_confi
   options.host_ranks_hint = env.local_size > 0 ? env.local_size : 0;
   sc_root_addr_t root;
   SC_CHECK(sc_job_next_world(&env, &root));
+  __atomic_store_n(&sc_env_root_taken, 1, __ATOMIC_RELEASE);
   return sc_comm_init_at_root(&root, env.rank, env.size, &options, env.rank == 0, comm);
 }

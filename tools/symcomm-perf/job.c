@@ -24,19 +24,24 @@ static int job_failed(const char *call, symcomm_result_t res, symcomm_comm_t com
 }
 
 /* Without a launcher, a job of one rank, as nccl-tests runs without mpirun. */
-static symcomm_result_t job_init_alone(symcomm_comm_t *comm) {
+static symcomm_result_t job_init_alone(symcomm_comm_t *comm, const symcomm_config_t *config) {
   symcomm_unique_id_t id;
   symcomm_result_t res = symcomm_get_unique_id(&id);
   if (res == SYMCOMM_OK)
-    res = symcomm_comm_init(comm, 1, &id, 0, NULL);
+    res = symcomm_comm_init(comm, 1, &id, 0, config);
   return res;
 }
 
 int perf_job_init(perf_job_t *job) {
   *job = (perf_job_t){0};
   job->launched = perf_launcher_rank() != NULL;
-  symcomm_result_t res =
-      job->launched ? symcomm_init_from_env(&job->comm, NULL) : job_init_alone(&job->comm);
+  /* Control traffic lives in host memory: the job's communicator runs on
+   * the simulated backend whatever the engine measures on. */
+  symcomm_config_t config = SYMCOMM_CONFIG_INITIALIZER;
+  config.backend = "host";
+  config.name = "perf-control";
+  symcomm_result_t res = job->launched ? symcomm_init_from_env(&job->comm, &config)
+                                       : job_init_alone(&job->comm, &config);
   if (res != SYMCOMM_OK)
     return job_failed(job->launched ? "symcomm_init_from_env" : "symcomm_comm_init", res, NULL, -1);
   symcomm_comm_rank(job->comm, &job->rank);

@@ -82,10 +82,9 @@ SC_DEV_FN void sc_coll_part(uint64_t n, uint64_t i, uint64_t parts, uint32_t ele
 
 /* This block's slice of a chunk of n elements, in a call whose first (and
  * largest) chunk is `full`: its part of the full chunk, cut short by the
- * chunk. So a block
- * stages to and reads from the same places in every round of a call, and
- * only its namesakes' barriers guard them (the last, shorter chunk may leave
- * the last blocks nothing). */
+ * chunk. So a block stages to and reads from the same places in every round
+ * of a call, which only its namesakes' barriers guard (the last, shorter
+ * chunk may leave the last blocks nothing). */
 SC_DEV_FN void sc_coll_slice(const sc_coll_run_t *run, uint64_t full, uint64_t n, uint64_t *lo,
                              uint64_t *hi) {
   sc_coll_part(full, run->block, run->blocks, run->a->elem, lo, hi);

@@ -392,13 +392,15 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * truncates. In place: sendbuf == recvbuf, and for allgather sendbuf ==
  * recvbuf + rank * sendcount, for reducescatter recvbuf == sendbuf + rank *
  * recvcount (elements). Collectives of one communicator run in call order even
- * on different streams; if the stream of the previous one stopped with an
- * error, the next on another stream is refused (the ranks are out of step).
+ * on different streams (the later waits for the earlier, as for an event);
+ * once one failed on this rank, every later one fails (the ranks are out of
+ * step): refused by the call when the failure is known by then, else when it
+ * runs.
  * An all-reduce whose buffers lie in windows of comm is done in place in them
  * (no staging), which needs them at the same window offsets on every rank, or
  * windows on no rank; mixing is caught as a mismatch. SYMCOMM_ALGO,
- * SYMCOMM_ONESHOT_MAX_BYTES and SYMCOMM_COLL_SCRATCH_BYTES must be the same on
- * every rank. In this version all ranks must be on one host. */
+ * SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_SCRATCH_BYTES and SYMCOMM_COLL_BLOCKS
+ * must be the same on every rank. In this version all ranks must be on one host. */
 SYMCOMM_API symcomm_result_t symcomm_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                                symcomm_dtype_t dtype, symcomm_op_t op,
                                                symcomm_comm_t comm, symcomm_stream_t stream);

@@ -10,8 +10,8 @@
  *              reads and writes
  *   streams    ordered queues of work; events mark points in them
  *   work       stream-ordered: copy, and launch of a device program
- *              (src/device/program.h: SIGNAL, WAIT, REDUCE, P2P, BARRIER,
- *              COPIES), each a whole protocol step in one launch
+ *              (src/device/program.h: SIGNAL, WAIT, P2P, COLL), each a
+ *              whole protocol step in one launch
  *
  * Waits that run in a stream are bounded: by the communicator's abort word and
  * by a timeout; a wait that gives up stops its stream with a sentence that

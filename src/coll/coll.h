@@ -1,39 +1,22 @@
-/* Collectives within a host, written against the backend's stream primitives
- * and device programs (copy, BARRIER, REDUCE, COPIES), so that the CUDA
- * backend runs the same algorithms and only brings faster primitives.
+/* Collectives within a host. coll/ chooses a call's algorithm and number of
+ * blocks, builds one argument block and launches the COLL device program
+ * (src/device/coll.h), which runs the whole collective: its rounds over the
+ * scratch window, barriers, copies and reductions. Everything that changes
+ * from call to call on the device (barrier epochs, the call's number) lives
+ * in device memory that the program advances, so a launch can be repeated as
+ * it is (a CUDA graph's replay).
  *
  * Every rank stages its part in its collective scratch window and the ranks
- * read each other's scratch through their mappings. The scratch has two
- * halves used by alternate rounds (a round = one stage + its barrier), each
- * with a staging area and a result area of SYMCOMM_COLL_SCRATCH_BYTES / 4:
- * writing a half two rounds later is safe because passing the barrier of the
- * round in between means every rank has finished reading it. Large
- * operations run in chunks of one area. */
+ * read each other's scratch through their mappings; the window's end holds
+ * the rank's sync block, where the barriers meet. */
 #ifndef SC_COLL_COLL_H
 #define SC_COLL_COLL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "window/window.h"
-
-typedef enum sc_coll_kind {
-  SC_COLL_ALLREDUCE = 0,
-  SC_COLL_REDUCE,
-  SC_COLL_BROADCAST,
-  SC_COLL_ALLGATHER,
-  SC_COLL_REDUCESCATTER,
-  SC_COLL_ALLTOALL,
-  SC_COLL_KIND_COUNT
-} sc_coll_kind_t;
-
-typedef enum sc_coll_algo {
-  SC_ALGO_AUTO = 0,
-  SC_ALGO_ONESHOT, /* each rank reads every peer's staged input and reduces it all */
-  SC_ALGO_TWOSHOT, /* each rank reduces its share from every peer, then all gather the shares */
-  SC_ALGO_DIRECT,  /* stage, then read what one needs straight from the peers */
-  SC_ALGO_WINDOWS  /* two-shot straight on buffers that are windows: nothing staged */
-} sc_coll_algo_t;
 
 /* One collective call, as the public entry point checked it. */
 typedef struct sc_coll_call {
@@ -48,12 +31,34 @@ typedef struct sc_coll_call {
 
 typedef struct sc_coll sc_coll_t;
 
-/* Collective: the scratch window; parses SYMCOMM_ALGO. */
+/* Collective: the scratch window, the device descriptor and counters; parses
+ * SYMCOMM_ALGO and SYMCOMM_COLL_BLOCKS. */
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **coll);
 void sc_coll_destroy(sc_coll_t *coll);
 
-/* Queues the collective on stream. */
+/* Queues the collective on stream: one launch. Collectives of a
+ * communicator share its scratch, so a call on another stream than the
+ * previous one must first wait for it (the caller orders them with
+ * sc_coll_order_event). */
 sc_result_t sc_coll_enqueue(sc_coll_t *coll, const sc_coll_call_t *call, sc_stream_t *stream);
+
+/* The event that marks the previous collective's end on its stream, for the
+ * next one on another stream to wait for. */
+sc_event_t *sc_coll_order_event(sc_coll_t *coll);
+
+/* Whether a collective failed on this rank (the device says so in host
+ * memory): its number in *which. A plain read, no stream is asked. False
+ * for a communicator without collective state (NULL: one rank). */
+bool sc_coll_failed(const sc_coll_t *coll, uint64_t *which);
+
+/* What sc_coll_enqueue launches for a call, without launching it (it counts
+ * as a call: the next gets the next number). Tests launch it again and again,
+ * as a CUDA graph replays a captured call. */
+typedef struct sc_coll_launch {
+  sc_coll_args_t args;
+  uint32_t blocks;
+} sc_coll_launch_t;
+sc_result_t sc_coll_prepare(sc_coll_t *coll, const sc_coll_call_t *call, sc_coll_launch_t *launch);
 
 const char *sc_coll_kind_name(sc_coll_kind_t kind);
 

@@ -113,28 +113,14 @@ static sc_result_t sc_coll_check(struct symcomm_comm *comm, symcomm_stream_t str
                     "%s: the communicator spans %d hosts; collectives between hosts arrive with "
                     "the TCP transport",
                     name, comm->nhosts);
-  if (comm->coll_broken)
+  uint64_t failed;
+  if (comm->coll_broken || sc_coll_failed(comm->coll, &failed)) {
+    comm->coll_broken = true;
     return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_COLL,
                     "%s: an earlier collective failed or was only half queued, so the ranks are "
                     "out of step; abort and destroy this communicator",
                     name);
-  if (comm->coll_last_stream != NULL && comm->coll_last_stream != stream) {
-    /* This call would wait for the last one, which a stopped stream never
-     * finishes: say so now rather than at the timeout. */
-    char why[512];
-    sc_result_t earlier = sc_stream_past_failure(comm->coll_last_stream, why, sizeof(why));
-    if (earlier != SYMCOMM_OK) {
-      comm->coll_broken = true;
-      return SC_RAISE(earlier, SC_COLL,
-                      "%s: the stream of the previous collective stopped (%s), so that collective "
-                      "may not have finished and the ranks are out of step; abort and destroy this "
-                      "communicator",
-                      name, why[0] ? why : symcomm_result_string(earlier));
-    }
   }
-  sc_result_t state = stream->ops->stream_query(stream->stream);
-  if (state != SYMCOMM_OK && state != SYMCOMM_IN_PROGRESS)
-    return sc_error_pass(state, stream->ops->stream_error(stream->stream));
   return SYMCOMM_OK;
 }
 
@@ -153,7 +139,24 @@ static sc_result_t sc_coll_run(struct symcomm_comm *comm, symcomm_stream_t strea
   SC_CHECK(sc_coll_check_agreement(comm, call));
   if (comm->nranks == 1)
     return sc_coll_alone(comm, call, stream);
-  sc_result_t res = sc_coll_enqueue(comm->coll, call, stream->stream);
+  /* Collectives of a communicator share its scratch: one on another stream
+   * than the last waits for that one (an event: legal while a stream is
+   * captured, where a query or a synchronize is not). */
+  sc_result_t res = SYMCOMM_OK;
+  if (comm->coll_last_stream != stream) {
+    res = sc_stream_follow(comm->coll_last_stream, stream, sc_coll_order_event(comm->coll));
+    if (res != SYMCOMM_OK) { /* the backend refused the event: that stream stopped */
+      char why[512];
+      snprintf(why, sizeof(why), "%s", sc_error_last());
+      res = SC_RAISE(res, SC_COLL,
+                     "%s: the stream of the previous collective stopped (%s), so that collective "
+                     "may not have finished and the ranks are out of step; abort and destroy this "
+                     "communicator",
+                     name, why[0] ? why : symcomm_result_string(res));
+    }
+  }
+  if (res == SYMCOMM_OK)
+    res = sc_coll_enqueue(comm->coll, call, stream->stream);
   comm->coll_last_stream = stream;
   if (res != SYMCOMM_OK)
     comm->coll_broken = true;

@@ -79,17 +79,16 @@ void sc_comm_drain(struct symcomm_comm *comm) {
   sc_error_clear(); /* the streams keep their own errors */
 }
 
-sc_result_t sc_stream_past_failure(const struct symcomm_stream *stream, char *why, size_t len) {
+sc_result_t sc_stream_follow(const struct symcomm_stream *before, struct symcomm_stream *after,
+                             sc_event_t *event) {
   sc_result_t res = SYMCOMM_OK;
-  why[0] = '\0';
-  /* Under the registry lock a destroy cannot free it while we look. */
+  /* Under the registry lock a destroy cannot free it while we record. One
+   * destroyed has finished its work. */
   pthread_mutex_lock(&sc_streams_lock);
-  if (stream != NULL && sc_stream_registered(stream)) {
-    res = stream->ops->stream_query(stream->stream);
-    if (res == SYMCOMM_IN_PROGRESS)
-      res = SYMCOMM_OK;
-    if (res != SYMCOMM_OK)
-      snprintf(why, len, "%s", stream->ops->stream_error(stream->stream));
+  if (before != NULL && before != after && sc_stream_registered(before)) {
+    res = before->ops->event_record(event, before->stream);
+    if (res == SYMCOMM_OK)
+      res = after->ops->stream_wait_event(after->stream, event);
   }
   pthread_mutex_unlock(&sc_streams_lock);
   return res;

@@ -1,145 +1,157 @@
-/* The BARRIER and COPIES programs, the steps collectives are built from
- * besides REDUCE (device/reduce.h). Include after the backend's runtime. */
+/* The barrier of the collective program (device/coll.h): block b of this rank
+ * meets block b of every other rank through the sync blocks at the end of the
+ * ranks' scratch windows (sc_coll_sync_t), never another block of its own
+ * launch. Include after the backend's runtime.
+ *
+ * Arriving at barrier e (the block's epoch, which only grows) is one store of
+ * e into arrive[b][me] of every rank's sync block: each word has one writer
+ * (two GPUs never write parts of one word). A rank waits until every rank's
+ * word in its own block reached e.
+ *
+ * A rank that gives up (its wait timed out, its communicator stopped, a rank
+ * it needs left) writes its mark (device/status.h's relay
+ * mark: why, and whom it waited for) into fail[me] of every rank's sync block,
+ * once. Every barrier not yet complete on any rank then fails at once, now or
+ * whenever a rank gets there, with the sentence of the rank that gave up; a
+ * barrier that every rank reached still completes. */
 #ifndef SC_DEVICE_BARRIER_H
 #define SC_DEVICE_BARRIER_H
 
 #include "device/runtime.h"
 #include "device/status.h"
 
-/* The barrier gave up: every rank's later barriers fail at once, and learn
- * why from this rank's arrived slot. */
-SC_DEV_FN void sc_dev_barrier_poison(const sc_barrier_args_t *a, uint64_t mark) {
-  sc_dev_store(a->arrived[a->me], mark); /* only this rank writes its arrived slot */
-  for (int r = 0; r < a->n; r++) {
-    sc_dev_or(a->slot[r], SC_SLOT_ERROR);
-    sc_dev_ring(a->bell[r]);
+/* This rank gave up on the collectives: its mark for every rank, unless an
+ * earlier failure here left one (the first cause is the one to relay). */
+SC_DEV_FN void sc_coll_mark(const sc_coll_desc_t *d, uint64_t mark) {
+  if (sc_dev_load(&d->sync[d->me]->fail[d->me]) != 0)
+    return;
+  for (int r = 0; r < d->nranks; r++) {
+    sc_dev_store(&d->sync[r]->fail[d->me], mark);
+    sc_dev_ring(&d->sync[r]->bell);
   }
 }
 
-/* Someone marked the barrier failed: what its mark says, as this rank's
- * error (the same sentence as if this rank had heard it first). */
-SC_DEV_FN void sc_dev_barrier_failed(const sc_barrier_args_t *a, sc_dev_error_t *err) {
-  err->kind = SC_DEV_COLL_FAILED;
-  err->a = -1;
-  err->b = -1;
-  for (int r = 0; r < a->n && err->a < 0; r++) {
-    uint64_t mark = sc_dev_load(a->arrived[r]);
-    if (!(mark & SC_SLOT_ERROR))
-      continue;
-    err->a = r;
-    int timed_out, waited_for;
-    if (!sc_dev_relay_read(mark, err, &timed_out, &waited_for))
-      err->b = waited_for;
-  }
+/* Whether block b of every rank reached epoch e. */
+SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, uint32_t b, uint64_t e) {
+  const sc_coll_sync_t *mine = d->sync[d->me];
+  for (int s = 0; s < d->nranks; s++)
+    if (sc_dev_load(&mine->arrive[b][s]) < e)
+      return 0;
+  return 1;
 }
 
-/* The wait gave up (`why`): note who had not arrived, then mark the barrier
- * with what the others should hear. */
-SC_DEV_FN void sc_dev_barrier_give_up(const sc_barrier_args_t *a, int why, sc_dev_error_t *err) {
-  uint64_t number = a->target / (uint64_t)a->n;
+/* The lowest rank that gave up, with its mark; -1 if none did. */
+SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
+  const sc_coll_sync_t *mine = d->sync[d->me];
+  for (int s = 0; s < d->nranks; s++) {
+    *mark = sc_dev_load(&mine->fail[s]);
+    if (*mark != 0)
+      return s;
+  }
+  return -1;
+}
+
+/* This rank's wait for barrier e of block b gave up (`why`): who had not
+ * arrived goes into err, then the mark that tells the others. */
+SC_DEV_FN void sc_coll_give_up(const sc_coll_desc_t *d, uint32_t b, uint64_t e, int why,
+                               sc_dev_error_t *err) {
   int64_t left = why == SC_DEV_PEER_LEFT ? err->e : -1;
+  const sc_coll_sync_t *mine = d->sync[d->me];
   err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_BARRIER_TIMEOUT : why;
   err->a = -1;
   err->b = 0;
-  for (int r = 0; r < a->n; r++)
-    if ((sc_dev_load(a->arrived[r]) & ~SC_SLOT_ERROR) < number) {
+  for (int r = 0; r < d->nranks; r++)
+    if (sc_dev_load(&mine->arrive[b][r]) < e) {
       if (err->a < 0)
         err->a = r;
       err->b++;
     }
   err->e = left;
-  err->c = a->guard.timeout_ms;
-  err->d = (int64_t)number;
-  sc_dev_barrier_poison(a, sc_dev_relay_mark(err, a->me, (int)err->a));
+  err->c = d->guard.timeout_ms;
+  err->d = (int64_t)e;
+  sc_coll_mark(d, sc_dev_relay_mark(err, d->me, (int)err->a));
 }
 
-SC_DEV_FN void sc_dev_barrier_run(sc_dev_ctx_t *ctx, const sc_barrier_args_t *a,
-                                  sc_dev_error_t *err) {
-  int why = sc_dev_begin(ctx, &a->guard);
-  err->kind = SC_DEV_OK;
-  if (a->n < 1 || a->n > SC_MAX_LOCAL_RANKS || a->me < 0 || a->me >= a->n) {
-    err->kind = SC_DEV_BAD_ARGS;
-    err->a = SC_PROGRAM_BARRIER;
-    return;
+/* Rank s gave up (its mark): the same sentence here. */
+SC_DEV_FN void sc_coll_heard(int s, uint64_t mark, sc_dev_error_t *err) {
+  err->kind = SC_DEV_COLL_FAILED;
+  err->a = s;
+  err->b = -1;
+  int timed_out, waited_for;
+  if (!sc_dev_relay_read(mark, err, &timed_out, &waited_for))
+    err->b = waited_for;
+}
+
+/* The leader of block b: arrives at barrier e and waits for block b of every
+ * rank. A non-zero tag is the call's, at its first barrier: it goes out before
+ * the arrival and is compared with every rank's once all arrived (slots
+ * alternate with the epoch's parity: see sc_coll_sync_t). 0, or the error kind with err filled
+ * (and marked for the others where the failure starts here). */
+SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
+                                   uint64_t e, uint64_t tag, sc_dev_error_t *err) {
+  int n = d->nranks, me = d->me;
+  sc_coll_sync_t *mine = d->sync[me];
+  if (tag != 0)
+    sc_dev_store(&mine->tag[b][e % 2], tag); /* seen by whoever sees the arrival below */
+  for (int r = 0; r < n; r++) {
+    sc_dev_store(&d->sync[r]->arrive[b][me], e);
+    sc_dev_ring(&d->sync[r]->bell);
   }
-  if (why != 0) { /* the communicator stopped: do not arrive, and keep the others out */
-    sc_dev_barrier_give_up(a, why, err);
-    return;
-  }
-  if (sc_dev_load(a->slot[a->me]) & SC_SLOT_ERROR) {
-    sc_dev_barrier_failed(a, err);
-    return;
-  }
-  if (a->tag[a->me] != 0)
-    sc_dev_store(a->tag[a->me], a->value); /* before arriving: seen by whoever sees us arrive */
-  uint64_t number = a->target / (uint64_t)a->n;
-  sc_dev_store(a->arrived[a->me], number);
-  for (int r = 0; r < a->n; r++) {
-    sc_dev_add(a->slot[r], 1);
-    sc_dev_ring(a->bell[r]);
-  }
-  sc_doorbell_t *bell = a->bell[a->me];
   uint64_t departed = 0; /* ranks that left, once a sleep said so */
   for (;;) {
-    uint32_t seen = sc_dev_bell_read(bell);
-    uint64_t have = sc_dev_load(a->slot[a->me]);
-    /* Everyone arrived: this barrier is done, even if one that came later
-     * has been marked failed since. */
-    if ((have & ~SC_SLOT_ERROR) >= a->target)
+    uint32_t seen = sc_dev_bell_read(&mine->bell);
+    if (sc_coll_all_arrived(d, b, e))
       break;
-    if (have & SC_SLOT_ERROR) {
+    uint64_t mark;
+    int s = sc_coll_marked(d, &mark);
+    if (s >= 0) {
+      /* A mark made after everyone arrived here (the rank that made it saw
+       * them, so they are visible now): this barrier is done all the same. */
+      if (sc_coll_all_arrived(d, b, e))
+        break;
       /* This rank's own stop (its abort) is what it reports, even when a
-       * peer that heard of it marked the barrier first. */
-      why = sc_dev_stopped(ctx);
+       * peer that heard of it marked first. */
+      int why = sc_dev_stopped(ctx);
       if (why != 0)
-        sc_dev_barrier_give_up(a, why, err);
+        sc_coll_give_up(d, b, e, why, err);
       else
-        sc_dev_barrier_failed(a, err);
-      return;
+        sc_coll_heard(s, mark, err);
+      return err->kind;
     }
-    if (departed != 0) {
-      /* Checked after `have`: a rank that arrived before leaving has. */
-      for (int r = 0; r < a->n; r++)
-        if ((departed >> r & 1) && (sc_dev_load(a->arrived[r]) & ~SC_SLOT_ERROR) < number) {
-          err->e = r;
-          sc_dev_barrier_give_up(a, SC_DEV_PEER_LEFT, err);
-          return;
-        }
-    }
-    why = sc_dev_sleep(ctx, bell, seen);
+    /* Checked after the arrivals: a rank that arrived before leaving has. */
+    for (int r = 0; r < n && departed != 0; r++)
+      if ((departed >> r & 1) && sc_dev_load(&mine->arrive[b][r]) < e) {
+        err->e = r;
+        sc_coll_give_up(d, b, e, SC_DEV_PEER_LEFT, err);
+        return err->kind;
+      }
+    int why = sc_dev_sleep(ctx, &mine->bell, seen);
     if (why == SC_DEV_PEER_LEFT) {
-      departed = sc_dev_departed(ctx); /* look at the slot once more, then at these */
+      departed = sc_dev_departed(ctx); /* look at the arrivals once more, then at these */
       continue;
     }
     if (why != 0) {
-      sc_dev_barrier_give_up(a, why, err);
-      return;
+      sc_coll_give_up(d, b, e, why, err);
+      return err->kind;
     }
   }
-  if (a->tag[a->me] != 0)
-    for (int r = 0; r < a->n; r++) {
-      uint64_t theirs = sc_dev_load(a->tag[r]);
-      if (theirs != a->value) {
+  sc_dev_progress(ctx); /* the timeout counts from the last barrier passed */
+  if (tag != 0)
+    for (int r = 0; r < n; r++) {
+      uint64_t theirs = sc_dev_load(&d->sync[r]->tag[b][e % 2]);
+      if (theirs != tag) {
         err->kind = SC_DEV_DISAGREE;
         err->a = r;
         err->b = (int64_t)theirs;
-        err->c = (int64_t)a->value;
-        return;
+        err->c = (int64_t)tag;
+        /* No mark: every rank passed this barrier and finds a tag that
+         * differs from its own, while a mark could reach a rank that has not
+         * seen every arrival yet (they go out one rank after another) and
+         * turn its sentence into another. */
+        return err->kind;
       }
     }
-}
-
-SC_DEV_FN void sc_dev_copies_run(sc_dev_ctx_t *ctx, const sc_copies_args_t *a,
-                                 sc_dev_error_t *err) {
-  err->kind = SC_DEV_OK;
-  if (a->n < 0 || a->n > SC_MAX_LOCAL_RANKS) {
-    err->kind = SC_DEV_BAD_ARGS;
-    err->a = SC_PROGRAM_COPIES;
-    return;
-  }
-  for (int i = 0; i < a->n; i++)
-    if (a->bytes[i] > 0)
-      sc_dev_copy(ctx, a->dst[i], a->src[i], a->bytes[i]);
+  return 0;
 }
 
 #endif

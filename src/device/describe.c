@@ -62,11 +62,6 @@ static void sc_timeout_describe(const sc_dev_error_t *err, const char *call, cha
   if (err->call == SC_CALL_WAIT_SIGNAL)
     snprintf(buf, len, "waited %.1f s without progress for a window's signal slot to reach %lld (it holds %lld)",
              s, (long long)err->b, (long long)err->a);
-  else if (err->call >= SC_CALL_COLL && err->call < SC_CALL_COLL + SC_CALL_COLL_COUNT)
-    snprintf(buf, len,
-             "%s waited %.1f s without progress for collective #%lld, queued before it on another "
-             "stream, to finish",
-             call, s, (long long)err->b - 1);
   else
     snprintf(buf, len, "waited %.1f s without progress for a signal slot to reach %lld (it holds %lld)",
              s, (long long)err->b, (long long)err->a);
@@ -149,6 +144,12 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
              "SYMCOMM_ONESHOT_MAX_BYTES or SYMCOMM_COLL_SCRATCH_BYTES; or an all-reduce whose buffers "
              "are windows on some ranks only, or at different offsets (SYMCOMM_CHECK=1 names the calls)",
              (long long)err->a, (unsigned long long)err->b, (unsigned long long)err->c);
+    return;
+  case SC_DEV_OUT_OF_STEP:
+    snprintf(buf, len,
+             "%s was not run: collective #%lld failed on this rank before it, so the ranks are "
+             "out of step; abort and destroy this communicator",
+             call, (long long)err->a);
     return;
   case SC_DEV_BAD_ARGS:
     snprintf(buf, len, "device program %lld was launched with arguments it cannot run with",

@@ -17,10 +17,8 @@
 typedef enum sc_program {
   SC_PROGRAM_SIGNAL = 0, /* sc_signal_args_t */
   SC_PROGRAM_WAIT = 1,   /* sc_wait_args_t */
-  SC_PROGRAM_REDUCE = 2, /* sc_reduce_args_t */
   SC_PROGRAM_P2P = 3,    /* sc_p2p_args_t: a batch of sends and receives (device/p2p.h) */
-  SC_PROGRAM_BARRIER = 4, /* sc_barrier_args_t */
-  SC_PROGRAM_COPIES = 5,  /* sc_copies_args_t */
+  SC_PROGRAM_COLL = 6,   /* sc_coll_args_t: a whole collective (device/coll.h) */
   SC_PROGRAM_COUNT
 } sc_program_t;
 
@@ -96,55 +94,102 @@ typedef struct sc_wait_args {
   sc_guard_t guard;
 } sc_wait_args_t;
 
-/* dst[i] = op over srcs[0..nsrcs)[i], for i < count; dst may be one of srcs,
- * which are at most the ranks of one host (so fp16/bf16 accumulate once in float).
- * dtype and op are symcomm_dtype_t and symcomm_op_t; AVG divides by
- * avg_divisor (the number of ranks), integers truncating toward zero. */
-typedef struct sc_reduce_args {
-  void *dst;
-  const void *srcs[SC_MAX_LOCAL_RANKS];
-  int nsrcs;
-  size_t count;
-  int dtype;
-  int op;
-  int avg_divisor;
-} sc_reduce_args_t;
-
-/* Every rank adds 1 to slot[r] of every rank r (its own included) and rings
- * bell[r]; then it waits until its own slot reaches `target` (= barriers so
- * far x n: the counters only grow). Before that it records in its own
- * arrived slot how many barriers it has reached (target / n), so that a wait
- * that times out can name the ranks that did not come. Optionally it also
- * publishes `value` in its own tag slot and checks, once everyone has
- * arrived, that every rank published the same (tags[r] == value for all r):
- * ranks that disagree fail with SC_DEV_DISAGREE.
+/* ---- collectives (device/coll.h): one launch of SC_PROGRAM_COLL runs a
+ * whole collective, its rounds, barriers, copies and reductions.
  *
- * A barrier that gives up (timeout, or its communicator stopped) marks every
- * rank's counter with SC_SLOT_ERROR and leaves why in its own arrived slot:
- * every barrier not yet complete then fails at once on every rank, even one
- * a rank reaches only after a long stop, with the same sentence as the rank
- * that gave up (the rank that timed out and whom it waited for, or the rank
- * whose failure stopped the communicator). */
-typedef struct sc_barrier_args {
-  uint64_t *slot[SC_MAX_LOCAL_RANKS];
-  sc_doorbell_t *bell[SC_MAX_LOCAL_RANKS];
-  uint64_t *arrived[SC_MAX_LOCAL_RANKS];
-  uint64_t *tag[SC_MAX_LOCAL_RANKS]; /* NULL: no check */
-  int n;
-  int me;
-  uint64_t target;
-  uint64_t value;
-  sc_guard_t guard;
-} sc_barrier_args_t;
+ * Each block of the launch handles its own slice of every chunk and meets
+ * only the block of the same index on the other ranks. What changes from call
+ * to call (barrier epochs, the call's number) lives in device memory and is
+ * advanced by the program, so that the same arguments can be launched again
+ * and again (a CUDA graph's replay). */
 
-/* Several copies in one launch: dst[i] <- src[i], bytes[i] each; as many as a
- * host has ranks (one per peer), more take several launches. */
-typedef struct sc_copies_args {
-  void *dst[SC_MAX_LOCAL_RANKS];
-  const void *src[SC_MAX_LOCAL_RANKS];
-  uint64_t bytes[SC_MAX_LOCAL_RANKS];
-  int n;
-} sc_copies_args_t;
+#define SC_COLL_MAX_BLOCKS 32
+
+typedef enum sc_coll_kind {
+  SC_COLL_ALLREDUCE = 0,
+  SC_COLL_REDUCE,
+  SC_COLL_BROADCAST,
+  SC_COLL_ALLGATHER,
+  SC_COLL_REDUCESCATTER,
+  SC_COLL_ALLTOALL,
+  SC_COLL_KIND_COUNT
+} sc_coll_kind_t;
+
+typedef enum sc_coll_algo {
+  SC_ALGO_AUTO = 0,
+  SC_ALGO_ONESHOT, /* each rank reads every peer's staged input and reduces it all */
+  SC_ALGO_TWOSHOT, /* each rank reduces its share from every peer, then all gather the shares */
+  SC_ALGO_DIRECT,  /* stage, then read what one needs straight from the peers */
+  SC_ALGO_WINDOWS  /* two-shot straight on buffers that are windows: nothing staged */
+} sc_coll_algo_t;
+
+/* Where the ranks of a communicator meet for its collectives: one per rank, at
+ * the end of its scratch window, mapped by every rank of the host. Every word
+ * has a single writer (no two ranks ever write one word), and only grows. */
+typedef struct sc_coll_sync {
+  sc_doorbell_t bell; /* rung by every write below */
+  /* fail[s]: rank s's mark once it gave up on the collectives
+   * (device/status.h's relay mark), written by rank s only; 0 before */
+  uint64_t fail[SC_MAX_LOCAL_RANKS];
+  /* arrive[b][s]: the last barrier epoch that block b of rank s reached,
+   * written by that block only */
+  uint64_t arrive[SC_COLL_MAX_BLOCKS][SC_MAX_LOCAL_RANKS];
+  /* tag[b][e % 2]: the tag of the call block b of this rank runs, written
+   * before it arrives at the call's first barrier (epoch e); read by the
+   * others once they pass it. The next call's goes to the other slot if its
+   * first barrier is the next one, else after every rank passed the one in
+   * between, done reading. */
+  uint64_t tag[SC_COLL_MAX_BLOCKS][2];
+} sc_coll_sync_t;
+
+/* Device memory of this rank (dev_alloc), advanced by the program. */
+typedef struct sc_coll_block_state {
+  uint64_t epoch;       /* barriers this block index has passed on the communicator */
+  uint64_t reserved[7]; /* a cache line each */
+} sc_coll_block_state_t;
+
+typedef struct sc_coll_state {
+  sc_coll_block_state_t block[SC_COLL_MAX_BLOCKS];
+  uint64_t calls;  /* collectives run so far: the number in error sentences */
+  uint64_t rounds; /* rounds they ran: which half of the scratch the next uses */
+  uint64_t broken; /* 1 + the number of a collective that failed here; 0 while none did */
+  uint32_t exits;  /* blocks of the running launch that have finished */
+  uint32_t reserved;
+} sc_coll_state_t;
+
+/* A communicator's collective descriptor, in device memory (dev_alloc,
+ * uploaded once when the communicator is made). */
+typedef struct sc_coll_desc {
+  int32_t nranks, me;
+  uint64_t area;                         /* bytes of one staging or result area */
+  char *scratch[SC_MAX_LOCAL_RANKS];     /* each rank's scratch as mapped here: two halves of a
+                                            staging area and a result area each */
+  sc_coll_sync_t *sync[SC_MAX_LOCAL_RANKS]; /* each rank's sync block as mapped here */
+  sc_coll_state_t *state;                /* this rank's counters */
+  uint64_t *failed;                      /* host memory the host reads: `broken`, copied when set */
+  sc_guard_t guard;                      /* status block, timeout, spin; call and seq unused */
+} sc_coll_desc_t;
+
+/* One collective. Nothing here changes from call to call for the same call:
+ * launching the same arguments again runs the same collective again. */
+typedef struct sc_coll_args {
+  const sc_coll_desc_t *desc;
+  int32_t kind;  /* sc_coll_kind_t */
+  int32_t algo;  /* sc_coll_algo_t */
+  int32_t dtype; /* symcomm_dtype_t */
+  int32_t op;    /* symcomm_op_t (reductions) */
+  int32_t root;  /* reduce, broadcast */
+  uint32_t elem; /* bytes per element: 1, 2, 4 or 8 */
+  uint64_t count; /* allreduce, reduce, broadcast: elements; allgather: per rank sent;
+                     reducescatter: per rank received; alltoall: per peer */
+  uint64_t per;   /* elements a round moves (of each rank's block for reducescatter, alltoall) */
+  const void *sendbuf;
+  void *recvbuf;
+  uint64_t tag;   /* what every rank must agree on: checked at the first barrier */
+  /* SC_ALGO_WINDOWS: every rank's input and output, as mapped here */
+  const void *peer_in[SC_MAX_LOCAL_RANKS];
+  void *peer_out[SC_MAX_LOCAL_RANKS];
+} sc_coll_args_t;
 
 /* ---- errors */
 
@@ -160,9 +205,10 @@ typedef enum sc_dev_error_kind {
   SC_DEV_BARRIER_TIMEOUT, /* a = lowest rank missing, b = ranks missing, c = timeout ms, d = barrier */
   SC_DEV_COLL_FAILED,   /* a = rank that marked the barrier failed (-1 unknown), b = the rank
                            it timed out waiting for (-1: it gave up for another reason) */
-  SC_DEV_PEER_LEFT      /* e = a rank that destroyed its communicator without taking part;
+  SC_DEV_PEER_LEFT,     /* e = a rank that destroyed its communicator without taking part;
                            a send or receive: a..d as for SC_DEV_P2P_TIMEOUT (a = e, or a
                            peer that gave up waiting for e and relayed it) */
+  SC_DEV_OUT_OF_STEP    /* a = the number of an earlier collective that failed on this rank */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {

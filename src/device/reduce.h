@@ -1,7 +1,7 @@
-/* The REDUCE program: dst[i] = srcs[0][i] OP srcs[1][i] OP ... OP
- * srcs[nsrcs-1][i] for i < count, sources combined in that order, for every
- * dtype x op of symcomm.h. Include after the backend's runtime
- * (device/runtime.h).
+/* Reduction: dst[i] = srcs[0][i] OP srcs[1][i] OP ... OP srcs[nsrcs-1][i]
+ * for i < count, sources combined in that order, for every dtype x op of
+ * symcomm.h; the collective program's reduction steps (device/coll.h).
+ * Include after the backend's runtime (device/runtime.h).
  *
  * Exact semantics:
  * - integers: SUM and PROD wrap modulo 2^bits (computed in an unsigned type,
@@ -19,7 +19,8 @@
  * Elements go in blocks of SC_REDUCE_BLOCK: a block of every source is folded
  * into an accumulator before the block of dst is written, which is what makes
  * dst == srcs[k] safe, and the inner loops are plain loops over arrays that
- * the compiler vectorises. */
+ * the compiler vectorises. The threads of a device block take the blocks of
+ * elements in turn (block k on thread k % threads). */
 #ifndef SC_DEVICE_REDUCE_H
 #define SC_DEVICE_REDUCE_H
 
@@ -94,15 +95,18 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
       dst[base + i_] = FINISH(T, D, acc_[i_], divisor);                                            \
   } while (0)
 
+/* The partial block at `full` goes to the thread whose turn it is there. */
 #define SC_RED_DEFINE(FN, T, A, D, LOAD, OP, FINISH)                                               \
-  SC_DEV_FN void FN(void *dst_v, const void *const *srcs, int nsrcs, size_t count, int divisor) {  \
+  SC_DEV_FN void FN(sc_dev_ctx_t *ctx, void *dst_v, const void *const *srcs, int nsrcs,           \
+                    size_t count, int divisor) {                                                   \
     T *dst = (T *)dst_v;                                                                           \
     size_t full = count - count % SC_REDUCE_BLOCK;                                                 \
-    size_t base = 0;                                                                               \
+    size_t step = (size_t)sc_dev_threads(ctx) * SC_REDUCE_BLOCK;                                   \
+    size_t base = (size_t)sc_dev_thread(ctx) * SC_REDUCE_BLOCK;                                    \
     (void)divisor;                                                                                 \
-    for (; base < full; base += SC_REDUCE_BLOCK)                                                   \
+    for (; base < full; base += step)                                                              \
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, SC_REDUCE_BLOCK);                               \
-    if (base < count)                                                                              \
+    if (base == full && base < count)                                                              \
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, count - base);                                  \
   }
 
@@ -141,49 +145,35 @@ SC_RED_DEFINE_FLOAT(f32, float, float, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_
 SC_RED_DEFINE_FLOAT(f64, double, double, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV, sc_red_fmin,
                     sc_red_fmax)
 
-/* ---- the program */
+/* ---- entry points */
 
-SC_DEV_FN int sc_red_args_ok(const sc_reduce_args_t *a) {
-  if (a->nsrcs < 1 || a->nsrcs > SC_MAX_LOCAL_RANKS)
+/* Whether a reduction of nsrcs sources can run: a dtype, an op, and a
+ * divisor for AVG. */
+SC_DEV_FN int sc_dev_reduce_ok(int nsrcs, int dtype, int op, int avg_divisor) {
+  if (nsrcs < 1 || nsrcs > SC_MAX_LOCAL_RANKS)
     return 0;
-  if (a->dtype < 0 || a->dtype >= SYMCOMM_DTYPE_COUNT || a->op < 0 || a->op >= SYMCOMM_OP_COUNT)
+  if (dtype < 0 || dtype >= SYMCOMM_DTYPE_COUNT || op < 0 || op >= SYMCOMM_OP_COUNT)
     return 0;
-  if (a->op == SYMCOMM_AVG && a->avg_divisor < 1)
-    return 0;
-  if (a->count > 0) {
-    if (a->dst == NULL)
-      return 0;
-    for (int k = 0; k < a->nsrcs; k++)
-      if (a->srcs[k] == NULL)
-        return 0;
-  }
-  return 1;
+  return op != SYMCOMM_AVG || avg_divisor >= 1;
 }
 
 /* The five ops of one dtype. */
 #define SC_RED_CASE(DTYPE, NAME)                                                                   \
   case DTYPE:                                                                                      \
-    switch (a->op) {                                                                               \
-    case SYMCOMM_SUM: sc_red_##NAME##_sum(a->dst, a->srcs, n, a->count, divisor); break;           \
-    case SYMCOMM_PROD: sc_red_##NAME##_prod(a->dst, a->srcs, n, a->count, divisor); break;         \
-    case SYMCOMM_MIN: sc_red_##NAME##_min(a->dst, a->srcs, n, a->count, divisor); break;           \
-    case SYMCOMM_MAX: sc_red_##NAME##_max(a->dst, a->srcs, n, a->count, divisor); break;           \
-    case SYMCOMM_AVG: sc_red_##NAME##_avg(a->dst, a->srcs, n, a->count, divisor); break;           \
+    switch (op) {                                                                                  \
+    case SYMCOMM_SUM: sc_red_##NAME##_sum(ctx, dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_PROD: sc_red_##NAME##_prod(ctx, dst, srcs, nsrcs, count, divisor); break;         \
+    case SYMCOMM_MIN: sc_red_##NAME##_min(ctx, dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_MAX: sc_red_##NAME##_max(ctx, dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_AVG: sc_red_##NAME##_avg(ctx, dst, srcs, nsrcs, count, divisor); break;           \
     }                                                                                              \
     break
 
-SC_DEV_FN void sc_dev_reduce_run(sc_dev_ctx_t *ctx, const sc_reduce_args_t *a,
-                                 sc_dev_error_t *err) {
-  (void)ctx;
-  if (!sc_red_args_ok(a)) {
-    err->kind = SC_DEV_BAD_ARGS;
-    err->a = SC_PROGRAM_REDUCE;
-    err->b = err->c = err->d = err->e = 0;
-    return;
-  }
-  int n = a->nsrcs;
-  int divisor = a->avg_divisor;
-  switch (a->dtype) {
+/* Called by every thread of the block together, with arguments
+ * sc_dev_reduce_ok accepts (AVG divides by `divisor`). */
+SC_DEV_FN void sc_dev_reduce(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,
+                             size_t count, int dtype, int op, int divisor) {
+  switch (dtype) {
     SC_RED_CASE(SYMCOMM_INT8, i8);
     SC_RED_CASE(SYMCOMM_UINT8, u8);
     SC_RED_CASE(SYMCOMM_INT32, i32);
@@ -195,7 +185,6 @@ SC_DEV_FN void sc_dev_reduce_run(sc_dev_ctx_t *ctx, const sc_reduce_args_t *a,
     SC_RED_CASE(SYMCOMM_FLOAT32, f32);
     SC_RED_CASE(SYMCOMM_FLOAT64, f64);
   }
-  err->kind = SC_DEV_OK;
 }
 
 #undef SC_RED_CASE

@@ -2,6 +2,9 @@
  *   test_coll matrix      every collective x dtype x op x in/out-of-place at
  *                         counts 0, 1, 1023 and 65537, every root for rooted ones
  *   test_coll large       a sample at about 4 MiB and more (chunked algorithms)
+ *   test_coll blocks      every collective at counts from 0 to 70001 (run with
+ *                         SYMCOMM_COLL_BLOCKS and a small scratch: blocks with
+ *                         nothing to do, slices that end short, many rounds)
  *   test_coll algos       all-reduce in every dtype x op at sizes on both sides
  *                         of the one-shot limit (run with SYMCOMM_ALGO forced by
  *                         tests/scripts/test_coll_forced.sh, which checks the
@@ -22,7 +25,10 @@
  *                         another algorithm, then uses a window where the
  *                         others do not) fail instead of mixing steps
  *   test_coll stopped     after a collective failed on one stream, the next on
- *                         another stream is refused at once, not at the timeout
+ *                         another stream is refused at once (the device's
+ *                         failure word, no stream asked), or, queued before
+ *                         the failure was known, fails with it, not at the
+ *                         timeout
  *   test_coll slow_order  a collective queued behind a long run of them on
  *                         another stream waits as long as they progress, even
  *                         past the timeout in all (3 s timeout, 5 s of work)
@@ -253,6 +259,16 @@ static void test_large(void) {
   run_one(SYMCOMM_BFLOAT16, SYMCOMM_MAX, (2u << 20) + 5, nranks - 1);
   run_one(SYMCOMM_INT8, SYMCOMM_PROD, (4u << 20) + 1, 1 % nranks);
   run_one(SYMCOMM_FLOAT64, SYMCOMM_AVG, (1u << 20) + 7, 0);     /* 8 MiB: several chunks */
+}
+
+/* Every collective at counts that give a block of a launch nothing, a slice
+ * shorter than the others, or (with a small scratch) many rounds. */
+static void test_blocks(void) {
+  const size_t counts[] = {0, 1, 17, 1000, 70001};
+  for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+    run_one(SYMCOMM_INT32, SYMCOMM_SUM, counts[c], (int)c % nranks);
+    run_one(SYMCOMM_BFLOAT16, SYMCOMM_MAX, counts[c], (int)(c + 1) % nranks);
+  }
 }
 
 /* All-reduce only, at counts on both sides of the one-shot limit. */
@@ -561,6 +577,13 @@ static void test_choices(void) {
   free(b);
 }
 
+/* A collective that fails (here: the ranks disagree) makes every later one
+ * of the communicator fail, on any stream, without the host asking a stream:
+ *  1. known failure: the program left its failure in host memory; the next
+ *     call, on another stream, is refused by the call itself;
+ *  2. failure not known yet when the next call is queued on another stream:
+ *     that call waits for the failed one (an event), and fails at once when
+ *     it does, with its sentence, not at the timeout. */
 static void test_stopped(void) {
   int32_t a[200] = {0}, b[200];
   size_t count = rank == nranks - 1 ? 200 : 100;
@@ -570,15 +593,36 @@ static void test_stopped(void) {
   double t0 = test_now();
   symcomm_result_t r = symcomm_allreduce(a, b, 100, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2);
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
-  /* The disagreement may stop the stream while the first call still queues
-   * its steps: then that call already marked the ranks out of step. */
-  TEST_ASSERT(test_contains(symcomm_last_error(comm), "previous collective stopped") ||
-                  test_contains(symcomm_last_error(comm), "earlier collective failed"),
-              "%s", symcomm_last_error(comm));
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "earlier collective failed"), "%s",
+              symcomm_last_error(comm));
   /* And it stays refused, on any stream. */
   TEST_EXPECT_RESULT(symcomm_broadcast(a, b, 1, SYMCOMM_INT32, 0, comm, s2),
                      SYMCOMM_ERR_INVALID_USAGE);
+  TEST_EXPECT_RESULT(symcomm_broadcast(a, b, 1, SYMCOMM_INT32, 0, comm, stream),
+                     SYMCOMM_ERR_INVALID_USAGE);
   TEST_ASSERT(test_now() - t0 < 20, "refusing took %.1f s", test_now() - t0);
+
+  symcomm_comm_t fresh;
+  symcomm_stream_t s3, s4;
+  TEST_OK(symcomm_comm_split(comm, 0, rank, &fresh));
+  TEST_OK(symcomm_stream_create(fresh, &s3));
+  TEST_OK(symcomm_stream_create(fresh, &s4));
+  t0 = test_now();
+  TEST_OK(symcomm_allreduce(a, b, count, SYMCOMM_INT32, SYMCOMM_SUM, fresh, s3));
+  r = symcomm_allreduce(a, b, 100, SYMCOMM_INT32, SYMCOMM_SUM, fresh, s4);
+  if (r == SYMCOMM_OK) /* queued before the failure was known: it follows it */
+    r = symcomm_stream_synchronize(s4);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "the call behind a failed one: %s",
+              symcomm_result_string(r));
+  TEST_ASSERT(test_contains(symcomm_last_error(fresh), "disagree") ||
+                  test_contains(symcomm_last_error(fresh), "earlier collective failed"),
+              "%s", symcomm_last_error(fresh));
+  TEST_EXPECT_RESULT(symcomm_stream_synchronize(s3), SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(fresh), "disagree"), "%s", symcomm_last_error(fresh));
+  TEST_ASSERT(test_now() - t0 < 20, "failing took %.1f s", test_now() - t0);
+  TEST_OK(symcomm_stream_destroy(s4));
+  TEST_OK(symcomm_stream_destroy(s3));
+  TEST_OK(symcomm_comm_destroy(fresh));
   TEST_OK(symcomm_stream_destroy(s2));
 }
 
@@ -605,7 +649,7 @@ static void test_slow_order(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|algos|many|order|concurrent|args|mismatch|windows|"
+    fprintf(stderr, "usage: test_coll matrix|large|blocks|algos|many|order|concurrent|args|mismatch|windows|"
                     "group|choices|stopped|slow_order\n");
     return 2;
   }
@@ -628,6 +672,8 @@ int main(int argc, char **argv) {
     test_order();
   else if (strcmp(what, "large") == 0)
     test_large();
+  else if (strcmp(what, "blocks") == 0)
+    test_blocks();
   else if (strcmp(what, "many") == 0)
     test_many();
   else if (strcmp(what, "concurrent") == 0)

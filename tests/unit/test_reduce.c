@@ -1,6 +1,8 @@
-/* The REDUCE program (src/device/reduce.h) and the fp16/bf16 conversions
- * (src/device/reduce_types.h): every dtype x op against a plain reference,
- * bit for bit, with inputs whose results are exact. */
+/* The reductions of the collective program (src/device/reduce.h) and the
+ * fp16/bf16 conversions (src/device/reduce_types.h): every dtype x op against
+ * a plain reference, bit for bit, with inputs whose results are exact, run as
+ * one thread and as several threads of a device block (each thread's share
+ * run in turn: together they must cover every element once). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -9,11 +11,28 @@
 
 #include "test_util.h"
 
+/* A device block of `threads` threads, one of which runs at a time. */
 typedef struct {
-  int unused;
+  uint32_t thread, threads;
 } sc_dev_ctx_t;
 
+static inline uint32_t sc_dev_thread(const sc_dev_ctx_t *ctx) { return ctx->thread; }
+static inline uint32_t sc_dev_threads(const sc_dev_ctx_t *ctx) { return ctx->threads; }
+
 #include "device/reduce.h"
+
+/* A reduction described whole. */
+typedef struct {
+  void *dst;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  int nsrcs;
+  size_t count;
+  int dtype;
+  int op;
+  int avg_divisor;
+} sc_reduce_args_t;
+
+static uint32_t threads = 1; /* of the block that runs the reductions */
 
 #define MAX_COUNT 1000
 
@@ -140,11 +159,11 @@ static uint64_t reference(int dtype, int op, int nsrcs, int divisor, const doubl
 }
 
 static void run_ok(sc_reduce_args_t *a) {
-  sc_dev_error_t err;
-  memset(&err, 0x5a, sizeof err);
-  sc_dev_reduce_run(NULL, a, &err);
-  TEST_ASSERT(err.kind == SC_DEV_OK, "%s %s nsrcs %d count %zu: kind %d", dtype_names[a->dtype],
-              op_names[a->op], a->nsrcs, a->count, (int)err.kind);
+  TEST_ASSERT(sc_dev_reduce_ok(a->nsrcs, a->dtype, a->op, a->avg_divisor), "%s %s nsrcs %d refused",
+              dtype_names[a->dtype], op_names[a->op], a->nsrcs);
+  sc_dev_ctx_t ctx = {0, threads};
+  for (ctx.thread = 0; ctx.thread < threads; ctx.thread++)
+    sc_dev_reduce(&ctx, a->dst, a->srcs, a->nsrcs, a->count, a->dtype, a->op, a->avg_divisor);
 }
 
 static void *bufs[SC_MAX_LOCAL_RANKS + 1]; /* sources, then dst */
@@ -209,7 +228,7 @@ static void test_matrix(void) {
       check_case(dtype, op, 1, 7, 2, 0);
       cases += 4;
     }
-  printf("matrix: %d cases\n", cases);
+  printf("matrix: %d cases with %u thread%s\n", cases, threads, threads == 1 ? "" : "s");
 }
 
 /* ---- specific values */
@@ -562,18 +581,25 @@ static void test_rounding(void) {
   printf("rounding: %zu floats checked against the search\n", checked);
 }
 
-/* ---- bad arguments */
+/* ---- bad arguments: what the collective program refuses before it runs */
 
-static void expect_bad(sc_reduce_args_t *a, const char *what) {
-  sc_dev_error_t err;
-  memset(&err, 0, sizeof err);
-  err.kind = SC_DEV_OK;
-  sc_dev_reduce_run(NULL, a, &err);
-  TEST_ASSERT(err.kind == SC_DEV_BAD_ARGS && err.a == SC_PROGRAM_REDUCE, "%s: kind %d", what,
-              (int)err.kind);
+static void expect_bad(int nsrcs, int dtype, int op, int divisor, const char *what) {
+  TEST_ASSERT(!sc_dev_reduce_ok(nsrcs, dtype, op, divisor), "%s: accepted", what);
 }
 
 static void test_bad_args(void) {
+  expect_bad(0, SYMCOMM_INT32, SYMCOMM_AVG, 2, "nsrcs 0");
+  expect_bad(-1, SYMCOMM_INT32, SYMCOMM_AVG, 2, "nsrcs -1");
+  expect_bad(SC_MAX_LOCAL_RANKS + 1, SYMCOMM_INT32, SYMCOMM_AVG, 2, "nsrcs past the limit");
+  expect_bad(2, -1, SYMCOMM_AVG, 2, "dtype -1");
+  expect_bad(2, SYMCOMM_DTYPE_COUNT, SYMCOMM_AVG, 2, "dtype count");
+  expect_bad(2, SYMCOMM_INT32, -1, 2, "op -1");
+  expect_bad(2, SYMCOMM_INT32, SYMCOMM_OP_COUNT, 2, "op count");
+  expect_bad(2, SYMCOMM_INT32, SYMCOMM_AVG, 0, "divisor 0");
+  expect_bad(2, SYMCOMM_INT32, SYMCOMM_AVG, -2, "divisor -2");
+
+  /* fine: the divisor matters only to AVG, pointers only when count > 0,
+   * sources past nsrcs are ignored */
   int32_t s0[4] = {1, 2, 3, 4}, s1[4] = {5, 6, 7, 8}, d[4] = {9, 9, 9, 9};
   sc_reduce_args_t good, a;
   memset(&good, 0, sizeof good);
@@ -585,43 +611,6 @@ static void test_bad_args(void) {
   good.dtype = SYMCOMM_INT32;
   good.op = SYMCOMM_AVG;
   good.avg_divisor = 2;
-
-  a = good;
-  a.nsrcs = 0;
-  expect_bad(&a, "nsrcs 0");
-  a.nsrcs = -1;
-  expect_bad(&a, "nsrcs -1");
-  a.nsrcs = SC_MAX_LOCAL_RANKS + 1;
-  expect_bad(&a, "nsrcs 17");
-  a = good;
-  a.dtype = -1;
-  expect_bad(&a, "dtype -1");
-  a.dtype = SYMCOMM_DTYPE_COUNT;
-  expect_bad(&a, "dtype count");
-  a = good;
-  a.op = -1;
-  expect_bad(&a, "op -1");
-  a.op = SYMCOMM_OP_COUNT;
-  expect_bad(&a, "op count");
-  a = good;
-  a.avg_divisor = 0;
-  expect_bad(&a, "divisor 0");
-  a.avg_divisor = -2;
-  expect_bad(&a, "divisor -2");
-  a = good;
-  a.dst = NULL;
-  expect_bad(&a, "dst NULL");
-  a = good;
-  a.srcs[1] = NULL;
-  expect_bad(&a, "srcs[1] NULL");
-  a = good;
-  a.srcs[0] = NULL;
-  expect_bad(&a, "srcs[0] NULL");
-  for (int i = 0; i < 4; i++)
-    TEST_ASSERT(d[i] == 9, "dst written on bad arguments");
-
-  /* fine: the divisor matters only to AVG, pointers only when count > 0,
-   * sources past nsrcs are ignored */
   a = good;
   a.op = SYMCOMM_SUM;
   a.avg_divisor = 0;
@@ -652,7 +641,13 @@ int main(void) {
   test_integer_edges();
   test_float_edges();
   test_bad_args();
-  test_matrix();
+  /* One thread, then blocks of threads that split 1000 elements unevenly
+   * (SC_REDUCE_BLOCK is 256 here: some threads get the partial block, some none). */
+  static const uint32_t thread_counts[] = {1, 2, 3, 5};
+  for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+    threads = thread_counts[t];
+    test_matrix();
+  }
   for (int k = 0; k <= SC_MAX_LOCAL_RANKS; k++)
     free(bufs[k]);
   printf("reduce: ok\n");

@@ -10,9 +10,8 @@
  * blocks of one thread. */
 #include "backend/cuda/cuda_runtime.cuh" /* first: the runtime the programs use */
 
-#include "device/barrier.h"
+#include "device/coll.h"
 #include "device/p2p.h"
-#include "device/reduce.h"
 #include "device/signal_wait.h"
 #include "device/status.h"
 
@@ -44,9 +43,9 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   err->why = 0;
 }
 
-#define SC_CUDA_KERNEL(NAME, ARGS_T, RUN)                                                          \
+#define SC_CUDA_KERNEL(NAME, PARAM_T, ARGS_T, RUN)                                                 \
   extern "C" __global__ void __launch_bounds__(SC_CUDA_THREADS)                                    \
-      NAME(const ARGS_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                 \
+      NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
     __shared__ sc_dev_error_t err;                                                                 \
     __shared__ int share;                                                                          \
     sc_dev_ctx_t ctx;                                                                              \
@@ -54,7 +53,7 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
       sc_cuda_error_clear(&err);                                                                   \
     __syncthreads();                                                                               \
     sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
-    RUN(&ctx, &args, &err);                                                                        \
+    RUN(&ctx, (const ARGS_T *)&args, &err);                                                        \
     __syncthreads();                                                                               \
     if (threadIdx.x == 0)                                                                          \
       sc_cuda_finish(&ctx, &err, status, record);                                                  \
@@ -73,10 +72,9 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
     sc_cuda_finish(&ctx, &err, status, record);                                                    \
   }
 
-/* Today's programs are written for one thread (device/program.h). */
+/* One-sided signals and waits are single steps, written for one thread. */
 SC_CUDA_SOLO_KERNEL(sc_kernel_signal, sc_signal_args_t, sc_signal_args_t, sc_dev_signal_run)
 SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_run)
-SC_CUDA_SOLO_KERNEL(sc_kernel_reduce, sc_reduce_args_t, sc_reduce_args_t, sc_dev_reduce_run)
-SC_CUDA_SOLO_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
-SC_CUDA_SOLO_KERNEL(sc_kernel_barrier, sc_barrier_args_t, sc_barrier_args_t, sc_dev_barrier_run)
-SC_CUDA_SOLO_KERNEL(sc_kernel_copies, sc_copies_args_t, sc_copies_args_t, sc_dev_copies_run)
+/* Send/recv batches and collectives: every thread of each block. */
+SC_CUDA_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
+SC_CUDA_KERNEL(sc_kernel_coll, sc_coll_args_t, sc_coll_args_t, sc_dev_coll_run)

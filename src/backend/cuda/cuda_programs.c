@@ -7,15 +7,17 @@
 static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
     [SC_PROGRAM_SIGNAL] = {"sc_kernel_signal", sizeof(sc_signal_args_t), SC_CUDA_ARGS_EXACT, 1},
     [SC_PROGRAM_WAIT] = {"sc_kernel_wait", sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_REDUCE] = {"sc_kernel_reduce", sizeof(sc_reduce_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_P2P] = {"sc_kernel_p2p", sizeof(sc_p2p_args_t), SC_CUDA_ARGS_UPTO, 1},
-    [SC_PROGRAM_BARRIER] = {"sc_kernel_barrier", sizeof(sc_barrier_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_COPIES] = {"sc_kernel_copies", sizeof(sc_copies_args_t), SC_CUDA_ARGS_EXACT, 1},
+    [SC_PROGRAM_P2P] = {"sc_kernel_p2p", offsetof(sc_p2p_args_t, ops), SC_CUDA_ARGS_UPTO,
+                        SC_CUDA_THREADS},
+    [SC_PROGRAM_COLL] = {"sc_kernel_coll", sizeof(sc_coll_args_t), SC_CUDA_ARGS_EXACT,
+                         SC_CUDA_THREADS},
 };
 
 static const char *const sc_cuda_program_names[SC_PROGRAM_COUNT] = {
-    [SC_PROGRAM_SIGNAL] = "SIGNAL", [SC_PROGRAM_WAIT] = "WAIT",       [SC_PROGRAM_REDUCE] = "REDUCE",
-    [SC_PROGRAM_P2P] = "P2P",       [SC_PROGRAM_BARRIER] = "BARRIER", [SC_PROGRAM_COPIES] = "COPIES",
+    [SC_PROGRAM_SIGNAL] = "SIGNAL",
+    [SC_PROGRAM_WAIT] = "WAIT",
+    [SC_PROGRAM_P2P] = "P2P",
+    [SC_PROGRAM_COLL] = "COLL",
 };
 
 const sc_cuda_program_t *sc_cuda_program(sc_program_t program) {

@@ -2,9 +2,8 @@
  * launch runs as a function call on its stream's worker thread. */
 #include "backend/host/host_runtime.h" /* first: the runtime the programs use */
 
-#include "device/barrier.h"
+#include "device/coll.h"
 #include "device/p2p.h"
-#include "device/reduce.h"
 #include "device/signal_wait.h"
 #include "device/status.h"
 
@@ -14,10 +13,8 @@ static const char *sc_host_program_name(sc_program_t program) {
   switch (program) {
   case SC_PROGRAM_SIGNAL: return "SIGNAL";
   case SC_PROGRAM_WAIT: return "WAIT";
-  case SC_PROGRAM_REDUCE: return "REDUCE";
   case SC_PROGRAM_P2P: return "P2P";
-  case SC_PROGRAM_BARRIER: return "BARRIER";
-  case SC_PROGRAM_COPIES: return "COPIES";
+  case SC_PROGRAM_COLL: return "COLL";
   case SC_PROGRAM_COUNT: break;
   }
   return "unknown";
@@ -38,9 +35,7 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   switch (program) {
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
-  case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
-  case SC_PROGRAM_BARRIER: return sc_host_args_size(program, args_bytes, sizeof(sc_barrier_args_t));
-  case SC_PROGRAM_COPIES: return sc_host_args_size(program, args_bytes, sizeof(sc_copies_args_t));
+  case SC_PROGRAM_COLL: return sc_host_args_size(program, args_bytes, sizeof(sc_coll_args_t));
   case SC_PROGRAM_P2P: {
     /* A header, then nops ops. */
     if (args_bytes < offsetof(sc_p2p_args_t, ops))
@@ -61,6 +56,8 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
 void sc_host_program_abandon(sc_program_t program, const void *args) {
   if (program == SC_PROGRAM_P2P)
     sc_dev_p2p_abandon(args, 0, NULL);
+  else if (program == SC_PROGRAM_COLL)
+    sc_dev_coll_abandon(args);
 }
 
 static void sc_host_program_run_block(sc_program_t program, const void *args,
@@ -69,10 +66,8 @@ static void sc_host_program_run_block(sc_program_t program, const void *args,
   switch (program) {
   case SC_PROGRAM_SIGNAL: sc_dev_signal_run(ctx, args, err); break;
   case SC_PROGRAM_WAIT: sc_dev_wait_run(ctx, args, err); break;
-  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(ctx, args, err); break;
   case SC_PROGRAM_P2P: sc_dev_p2p_run(ctx, args, err); break;
-  case SC_PROGRAM_BARRIER: sc_dev_barrier_run(ctx, args, err); break;
-  case SC_PROGRAM_COPIES: sc_dev_copies_run(ctx, args, err); break;
+  case SC_PROGRAM_COLL: sc_dev_coll_run(ctx, args, err); break;
   default:
     err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
     err->a = (int64_t)program;

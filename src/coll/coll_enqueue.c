@@ -1,0 +1,104 @@
+/* A call becomes one launch: the algorithm (all-reduce: one-shot, two-shot,
+ * or two-shot in place on window buffers; the others have one each), the
+ * number of blocks, the tag, and the argument block of the COLL program. */
+#include "coll/coll_internal.h"
+
+#include <string.h>
+
+/* Bytes a block should have to itself before another block is worth its
+ * barriers: on the simulated backend blocks run one after another, so each
+ * adds barriers and nothing else; on GPUs they run in parallel. */
+#define SC_COLL_BLOCK_BYTES (1u << 20)
+
+/* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else by size.
+ * Every rank decides alike (the tag carries it). */
+static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
+  if (c->blocks > 0)
+    return c->blocks;
+  size_t b = bytes / SC_COLL_BLOCK_BYTES;
+  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : (uint32_t)b;
+}
+
+/* One-shot reads everything from every peer: worth it while that is little,
+ * and less so where some pairs of GPUs lack NVLink. */
+static sc_coll_algo_t sc_coll_allreduce_algo(const sc_coll_t *c, size_t total) {
+  sc_coll_algo_t algo = c->forced[SC_COLL_ALLREDUCE];
+  if (algo != SC_ALGO_AUTO)
+    return algo;
+  size_t limit = c->oneshot_max;
+  if (c->view->topo_class != SYMCOMM_TOPO_FULLY_CONNECTED)
+    limit /= 4;
+  return total <= limit / (size_t)c->view->nranks ? SC_ALGO_ONESHOT : SC_ALGO_TWOSHOT;
+}
+
+/* Two-shot on buffers that are both windows runs on them in place: every
+ * rank's input and output as mapped here go into the arguments, and their
+ * windows and offsets into the tag (they must agree). False when they are not
+ * windows. */
+static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, sc_coll_args_t *a,
+                               uint64_t *where) {
+  size_t total = call->count * call->elem, in_off, out_off;
+  uint32_t in_id, out_id;
+  const sc_comm_view_t *v = c->view;
+  if (!sc_window_find(v, 0, call->sendbuf, total, &in_id, &in_off) ||
+      !sc_window_find(v, 0, call->recvbuf, total, &out_id, &out_off))
+    return false;
+  for (int r = 0; r < v->nranks; r++) {
+    a->peer_in[r] = (const char *)v->windows[in_id].peer[r] + in_off;
+    a->peer_out[r] = (char *)v->windows[out_id].peer[r] + out_off;
+  }
+  where[0] = in_id;
+  where[1] = in_off;
+  where[2] = out_id;
+  where[3] = out_off;
+  return true;
+}
+
+sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_launch_t *launch) {
+  const sc_comm_view_t *v = c->view;
+  size_t n = (size_t)v->nranks, one = call->count * call->elem;
+  bool blockwise = call->kind == SC_COLL_REDUCESCATTER || call->kind == SC_COLL_ALLTOALL;
+  size_t total = blockwise || call->kind == SC_COLL_ALLGATHER ? one * n : one;
+  sc_coll_args_t *a = &launch->args;
+  memset(a, 0, sizeof(*a));
+  a->desc = c->desc;
+  a->kind = (int32_t)call->kind;
+  a->dtype = call->dtype;
+  a->op = call->op;
+  a->root = call->root;
+  a->elem = (uint32_t)call->elem;
+  a->count = call->count;
+  a->per = c->area / call->elem / (blockwise ? n : 1);
+  a->sendbuf = call->sendbuf;
+  a->recvbuf = call->recvbuf;
+  uint64_t extra[6] = {0};
+  int nextra = 2;
+  sc_coll_algo_t algo = SC_ALGO_DIRECT;
+  if (call->kind == SC_COLL_ALLREDUCE) {
+    algo = sc_coll_allreduce_algo(c, total);
+    if (algo == SC_ALGO_TWOSHOT && sc_coll_on_windows(c, call, a, &extra[2])) {
+      algo = SC_ALGO_WINDOWS;
+      nextra = 6;
+    }
+  } else if (call->kind == SC_COLL_REDUCE) {
+    algo = SC_ALGO_ONESHOT;
+  }
+  sc_coll_log_choice(c, call->kind, algo, total);
+  a->algo = (int32_t)algo;
+  launch->blocks = sc_coll_blocks(c, total);
+  /* Ranks that chose differently (their own SYMCOMM_ALGO, threshold or
+   * blocks, or buffers that are windows on some ranks only) must not run
+   * different steps against each other. */
+  extra[0] = (uint64_t)algo;
+  extra[1] = launch->blocks;
+  a->tag = sc_coll_tag_with(sc_coll_tag(c, call), extra, nextra);
+  c->calls++;
+  return SYMCOMM_OK;
+}
+
+sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *stream) {
+  sc_coll_launch_t launch;
+  SC_CHECK(sc_coll_prepare(c, call, &launch));
+  sc_launch_t how = {launch.blocks, c->view->status};
+  return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args, sizeof(launch.args), &how);
+}

@@ -1,0 +1,420 @@
+/* The COLL program: a whole collective in one launch (program.h's
+ * sc_coll_args_t). Include after the backend's runtime.
+ *
+ * Every rank stages its part in its scratch window and reads the peers'
+ * scratch through its mappings (the in-place all-reduce on windows reads the
+ * peers' buffers themselves). The scratch has two halves used by alternate
+ * rounds of a call, each a staging and a result area; large calls run in
+ * chunks of `per` elements, one per round.
+ *
+ * Blocks: block b handles slice b of every chunk (of every rank's part of it
+ * for reduce-scatter and all-to-all), cut at 64-byte multiples, and meets
+ * only block b of the other ranks, which handle the same slice: what it reads
+ * of a peer, the peer's block b wrote before arriving at the barrier it waits
+ * for. A block's barriers advance its epoch in device memory (the rank's
+ * sc_coll_state_t, read when the block starts, written back when it ends), so
+ * the same arguments launched again wait for the peers again; the count of
+ * calls and rounds there is read by every block when it starts and advanced
+ * by the last to end.
+ *
+ * Reuse: rounds alternate halves, within a call and from one call to the
+ * next (the count of rounds is in device memory too). A half is written again
+ * two rounds later, after the first barrier of the round in between, which a
+ * rank passes only once every rank arrived there, done reading that half: in
+ * the same call, the block's namesakes; across calls, whole launches, since a
+ * rank starts a launch only once its previous one has ended (stream order),
+ * so any of its blocks arriving in the new call says the rank read all it
+ * will of the old one, whatever the blocks of either. What a round writes
+ * before its first barrier goes to the half the previous round did not use.
+ *
+ * A kernel that returns leaves no peer reading its caller's buffers: the
+ * staged algorithms' peers read only the scratch (guarded as above, by the
+ * next call's first barrier), the in-place all-reduce on windows, whose peers
+ * read the buffers themselves, ends with a closing barrier after its last
+ * read. */
+#ifndef SC_DEVICE_COLL_H
+#define SC_DEVICE_COLL_H
+
+#include "device/barrier.h"
+#include "device/reduce.h"
+
+/* One block's run of a collective. */
+typedef struct sc_coll_run {
+  const sc_coll_args_t *a;
+  const sc_coll_desc_t *d;
+  uint32_t block, blocks;
+  uint64_t epoch;  /* of the last barrier this block passed */
+  uint64_t rounds; /* rounds of the communicator's collectives before this call */
+  uint64_t round;  /* this call's rounds so far */
+  int tagged;      /* the call's tag went out (at its first barrier) */
+} sc_coll_run_t;
+
+/* Block b's barrier, run by every thread of the block (the leader does the
+ * flags): 0, or the error kind (err filled by the leader). */
+SC_DEV_FN int sc_coll_barrier(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  uint64_t tag = run->tagged ? 0 : run->a->tag;
+  run->tagged = 1;
+  run->epoch++;
+  sc_dev_sync(ctx); /* the block's writes, before the leader's release */
+  int why = 0;
+  if (sc_dev_leader(ctx))
+    why = sc_coll_barrier_lead(ctx, run->d, run->block, run->epoch, tag, err);
+  return sc_dev_share(ctx, why);
+}
+
+/* n * i / parts without the product (which can pass 2^64). */
+SC_DEV_FN uint64_t sc_coll_cut(uint64_t n, uint64_t i, uint64_t parts) {
+  return n / parts * i + n % parts * i / parts;
+}
+
+/* Part i of `parts` of n elements, [lo, hi), in whole 64-byte units of
+ * `elem`-byte elements (the last part may end short): balanced, in order. */
+SC_DEV_FN void sc_coll_part(uint64_t n, uint64_t i, uint64_t parts, uint32_t elem, uint64_t *lo,
+                            uint64_t *hi) {
+  uint64_t unit = 64 / elem, units = (n + unit - 1) / unit;
+  *lo = sc_coll_cut(units, i, parts) * unit;
+  *hi = sc_coll_cut(units, i + 1, parts) * unit;
+  if (*lo > n)
+    *lo = n;
+  if (*hi > n)
+    *hi = n;
+}
+
+/* This block's slice of a chunk of n elements, in a call whose first (and
+ * largest) chunk is `full`: its part of the full chunk, cut short by the
+ * chunk. So a block stages to and reads from the same places in every round
+ * of a call, which only its namesakes' barriers guard (the last, shorter
+ * chunk may leave the last blocks nothing). */
+SC_DEV_FN void sc_coll_slice(const sc_coll_run_t *run, uint64_t full, uint64_t n, uint64_t *lo,
+                             uint64_t *hi) {
+  sc_coll_part(full, run->block, run->blocks, run->a->elem, lo, hi);
+  if (*lo > n)
+    *lo = n;
+  if (*hi > n)
+    *hi = n;
+}
+
+/* The chunk of the round starting at element `off`. */
+SC_DEV_FN uint64_t sc_coll_chunk(const sc_coll_args_t *a, uint64_t off) {
+  return a->count - off < a->per ? a->count - off : a->per;
+}
+
+/* The half of the scratch the block's current round uses: rounds alternate,
+ * within a call and from one call to the next. */
+SC_DEV_FN int sc_coll_half(const sc_coll_run_t *run) { return (int)((run->rounds + run->round) % 2); }
+
+/* Rank r's staging area of a half, as mapped here; its result area follows. */
+SC_DEV_FN char *sc_coll_stage(const sc_coll_desc_t *d, int r, int half) {
+  return d->scratch[r] + (uint64_t)half * 2 * d->area;
+}
+
+SC_DEV_FN char *sc_coll_result(const sc_coll_desc_t *d, int r, int half) {
+  return sc_coll_stage(d, r, half) + d->area;
+}
+
+/* Elements, by every thread of the block. */
+SC_DEV_FN void sc_coll_copy(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, void *dst, const void *src,
+                            uint64_t n) {
+  if (n > 0 && dst != src)
+    sc_dev_copy(ctx, dst, src, (size_t)(n * a->elem));
+}
+
+/* dst = every rank's source in rank order, n elements, by every thread. */
+SC_DEV_FN void sc_coll_reduce(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, void *dst,
+                              const void *const *srcs, uint64_t n) {
+  if (n > 0)
+    sc_dev_reduce(ctx, dst, srcs, run->d->nranks, (size_t)n, run->a->dtype, run->a->op,
+                  run->d->nranks);
+}
+
+#define SC_COLL_AT(p, i, elem) ((char *)(p) + (uint64_t)(i) * (elem))
+
+/* A round of a call as a block sees it: where its chunk starts, the block's
+ * slice of it, and the half of the scratch it uses. */
+typedef struct sc_coll_round {
+  uint64_t off, lo, hi;
+  int half;
+} sc_coll_round_t;
+
+/* Starts the round at element `off`: the block's slice and half; then, when
+ * `stage`, its slice of this rank's input into the staging area (of every
+ * rank's block of the input, block q at q x per, for reduce-scatter and
+ * all-to-all); then the round's first barrier. 0, or the error kind. */
+SC_DEV_FN int sc_coll_round(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err, uint64_t off,
+                            int stage, sc_coll_round_t *rd) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  uint32_t e = a->elem;
+  rd->off = off;
+  sc_coll_slice(run, sc_coll_chunk(a, 0), sc_coll_chunk(a, off), &rd->lo, &rd->hi);
+  rd->half = sc_coll_half(run);
+  char *mine = sc_coll_stage(d, d->me, rd->half);
+  int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
+  for (int q = 0; stage && q < (blockwise ? d->nranks : 1); q++)
+    sc_coll_copy(ctx, a, SC_COLL_AT(mine, (uint64_t)q * a->per + rd->lo, e),
+                 SC_COLL_AT(a->sendbuf, (uint64_t)q * a->count + off + rd->lo, e), rd->hi - rd->lo);
+  return sc_coll_barrier(ctx, run, err);
+}
+
+/* All-reduce one-shot, and reduce to a root: stage, barrier, then every rank
+ * (the root alone) reduces every rank's staged input. */
+SC_DEV_FN int sc_coll_oneshot(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  int reduces = a->kind == SC_COLL_ALLREDUCE || d->me == a->root;
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    if (why != 0)
+      return why;
+    if (!reduces)
+      continue;
+    for (int r = 0; r < d->nranks; r++)
+      srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, rd.half), rd.lo, e);
+    sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + rd.lo, e), srcs, rd.hi - rd.lo);
+  }
+  return 0;
+}
+
+/* Two-shot, on [lo, hi) of what `in` and `out` hold for every rank: each rank
+ * reduces its share into its own `out`, then gathers the other shares from
+ * the others' (mine: where this rank's result goes). */
+SC_DEV_FN int sc_coll_twoshot_slice(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err,
+                                    char *const *in, char *const *out, char *mine, uint64_t lo,
+                                    uint64_t hi) {
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = run->a->elem;
+  uint64_t slo, shi;
+  sc_coll_part(hi - lo, (uint64_t)d->me, (uint64_t)d->nranks, e, &slo, &shi);
+  for (int r = 0; r < d->nranks; r++)
+    srcs[r] = SC_COLL_AT(in[r], lo + slo, e);
+  sc_coll_reduce(ctx, run, SC_COLL_AT(out[d->me], lo + slo, e), srcs, shi - slo);
+  int why = sc_coll_barrier(ctx, run, err);
+  if (why != 0)
+    return why;
+  for (int r = 0; r < d->nranks; r++) {
+    sc_coll_part(hi - lo, (uint64_t)r, (uint64_t)d->nranks, e, &slo, &shi);
+    sc_coll_copy(ctx, run->a, SC_COLL_AT(mine, lo + slo, e), SC_COLL_AT(out[r], lo + slo, e),
+                 shi - slo);
+  }
+  return 0;
+}
+
+/* Two-shot all-reduce: stage, barrier, reduce the share into the result
+ * area, barrier, gather every rank's result area. */
+SC_DEV_FN int sc_coll_twoshot(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  char *in[SC_MAX_LOCAL_RANKS], *out[SC_MAX_LOCAL_RANKS];
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    for (int r = 0; why == 0 && r < d->nranks; r++) {
+      in[r] = sc_coll_stage(d, r, rd.half);
+      out[r] = sc_coll_result(d, r, rd.half);
+    }
+    if (why == 0)
+      why = sc_coll_twoshot_slice(ctx, run, err, in, out, SC_COLL_AT(a->recvbuf, off, a->elem),
+                                  rd.lo, rd.hi);
+    if (why != 0)
+      return why;
+  }
+  return 0;
+}
+
+/* Two-shot straight on the ranks' buffers (windows): the first barrier says
+ * every input is ready; the output of each rank is its share's home. */
+SC_DEV_FN int sc_coll_windows(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  char *in[SC_MAX_LOCAL_RANKS], *out[SC_MAX_LOCAL_RANKS];
+  for (int r = 0; r < run->d->nranks; r++) {
+    in[r] = (char *)a->peer_in[r];
+    out[r] = (char *)a->peer_out[r];
+  }
+  uint64_t lo, hi;
+  sc_coll_slice(run, a->count, a->count, &lo, &hi);
+  int why = sc_coll_barrier(ctx, run, err);
+  if (why == 0)
+    why = sc_coll_twoshot_slice(ctx, run, err, in, out, (char *)a->recvbuf, lo, hi);
+  /* The caller may write its buffers once this returns: every peer is done
+   * reading them. */
+  if (why == 0)
+    why = sc_coll_barrier(ctx, run, err);
+  return why;
+}
+
+/* Broadcast: the root stages; after the barrier every other rank copies from
+ * the root's staging area, and the root from its input. */
+SC_DEV_FN int sc_coll_broadcast(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  uint32_t e = a->elem;
+  int root = d->me == a->root;
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, root, &rd);
+    if (why != 0)
+      return why;
+    const void *from = root ? SC_COLL_AT(a->sendbuf, off + rd.lo, e)
+                            : SC_COLL_AT(sc_coll_stage(d, a->root, rd.half), rd.lo, e);
+    sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + rd.lo, e), from, rd.hi - rd.lo);
+  }
+  return 0;
+}
+
+/* All-gather, all-to-all and reduce-scatter: stage, barrier; then all-gather
+ * copies every rank's staged part into that rank's block of the output,
+ * all-to-all each rank's staged block for this rank, and reduce-scatter
+ * reduces this rank's block from every rank. */
+SC_DEV_FN int sc_coll_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  int blockwise = a->kind != SC_COLL_ALLGATHER;
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    if (why != 0)
+      return why;
+    uint64_t lo = rd.lo, hi = rd.hi;
+    int half = rd.half;
+    /* Where every rank staged what this rank takes. */
+    uint64_t at = blockwise ? (uint64_t)d->me * a->per + lo : lo;
+    if (a->kind == SC_COLL_REDUCESCATTER) {
+      for (int r = 0; r < d->nranks; r++)
+        srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, half), at, e);
+      sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + lo, e), srcs, hi - lo);
+      continue;
+    }
+    for (int r = 0; r < d->nranks; r++)
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, (uint64_t)r * a->count + off + lo, e),
+                   SC_COLL_AT(sc_coll_stage(d, r, half), at, e), hi - lo);
+  }
+  return 0;
+}
+
+/* Arguments this program can run with (the host made them; a check, not a
+ * filter of user input). */
+SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
+  const sc_coll_desc_t *d = a->desc;
+  if (d == 0 || d->nranks < 1 || d->nranks > SC_MAX_LOCAL_RANKS || d->me < 0 || d->me >= d->nranks)
+    return 0;
+  if (blocks < 1 || blocks > SC_COLL_MAX_BLOCKS || a->kind < 0 || a->kind >= SC_COLL_KIND_COUNT)
+    return 0;
+  if (a->elem != 1 && a->elem != 2 && a->elem != 4 && a->elem != 8)
+    return 0;
+  int reduces = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_REDUCE ||
+                a->kind == SC_COLL_REDUCESCATTER;
+  if (reduces && !sc_dev_reduce_ok(d->nranks, a->dtype, a->op, d->nranks))
+    return 0;
+  if ((a->kind == SC_COLL_REDUCE || a->kind == SC_COLL_BROADCAST) &&
+      (a->root < 0 || a->root >= d->nranks))
+    return 0;
+  if (a->algo == SC_ALGO_WINDOWS)
+    return a->kind == SC_COLL_ALLREDUCE;
+  uint64_t parts = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL ? (uint64_t)d->nranks : 1;
+  return a->count == 0 || (a->per >= 1 && a->per <= d->area / a->elem / parts);
+}
+
+/* The leader at the end of a block: on success the block's epoch, and the
+ * call and its rounds counted once its last block ends (all blocks run the
+ * same rounds); on failure, every later collective
+ * of this rank fails on entry (and the host refuses them: `failed`). */
+SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t seq, int why) {
+  sc_coll_state_t *st = run->d->state;
+  if (why != 0) {
+    if (sc_dev_load(&st->broken) == 0) {
+      sc_dev_store(&st->broken, seq + 1);
+      sc_dev_store(run->d->failed, seq + 1);
+    }
+    return;
+  }
+  st->block[run->block].epoch = run->epoch;
+  uint32_t ended;
+  do
+    ended = sc_dev_load32(&st->exits);
+  while (!sc_dev_cas32(&st->exits, ended, ended + 1));
+  if (ended + 1 == sc_dev_blocks(ctx)) { /* every block read the counts when it started */
+    sc_dev_store32(&st->exits, 0);
+    sc_dev_store(&st->rounds, run->rounds + run->round);
+    sc_dev_store(&st->calls, seq + 1);
+  }
+}
+
+SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
+  if (!sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
+    if (sc_dev_leader(ctx)) {
+      err->kind = SC_DEV_BAD_ARGS;
+      err->a = SC_PROGRAM_COLL;
+    }
+    return;
+  }
+  const sc_coll_desc_t *d = a->desc;
+  sc_coll_state_t *st = d->state;
+  sc_coll_run_t run;
+  run.a = a;
+  run.d = d;
+  run.block = sc_dev_block(ctx);
+  run.blocks = sc_dev_blocks(ctx);
+  run.epoch = st->block[run.block].epoch; /* the leader writes it back only after the barriers */
+  run.rounds = sc_dev_load(&st->rounds);
+  run.round = 0;
+  run.tagged = 0;
+  uint64_t seq = sc_dev_load(&st->calls);
+  sc_guard_t guard = d->guard;
+  guard.call = SC_CALL_COLL + a->kind;
+  guard.seq = seq;
+  int why = sc_dev_begin(ctx, &guard);
+  if (sc_dev_leader(ctx)) {
+    err->kind = SC_DEV_OK;
+    uint64_t broken = sc_dev_load(&st->broken);
+    if (why != 0) { /* the communicator stopped: do not arrive, and keep the others out */
+      sc_coll_give_up(d, run.block, run.epoch + 1, why, err);
+    } else if (broken != 0) { /* the ranks are out of step since then */
+      err->kind = SC_DEV_OUT_OF_STEP;
+      err->a = (int64_t)(broken - 1);
+    }
+    why = err->kind;
+  }
+  why = sc_dev_share(ctx, why);
+  if (why == 0) {
+    switch (a->algo == SC_ALGO_WINDOWS ? -1 : a->kind) {
+    case -1: why = sc_coll_windows(ctx, &run, err); break;
+    case SC_COLL_ALLREDUCE:
+      why = a->algo == SC_ALGO_TWOSHOT ? sc_coll_twoshot(ctx, &run, err)
+                                       : sc_coll_oneshot(ctx, &run, err);
+      break;
+    case SC_COLL_REDUCE: why = sc_coll_oneshot(ctx, &run, err); break;
+    case SC_COLL_BROADCAST: why = sc_coll_broadcast(ctx, &run, err); break;
+    default: why = sc_coll_direct(ctx, &run, err); break;
+    }
+  }
+  /* The tag goes out at a call's first barrier even when it has no rounds. */
+  if (why == 0 && !run.tagged)
+    why = sc_coll_barrier(ctx, &run, err);
+  sc_dev_sync(ctx);
+  if (sc_dev_leader(ctx))
+    sc_coll_finish(ctx, &run, seq, why);
+}
+
+/* A launch queued on a stream that stopped before it ran (the simulated
+ * backend discards it): the peers it would have met fail at once, and so does
+ * every later collective of this rank, which would be a step behind. */
+SC_DEV_FN void sc_dev_coll_abandon(const sc_coll_args_t *a) {
+  const sc_coll_desc_t *d = a->desc;
+  if (d == 0 || d->me < 0 || d->me >= d->nranks || d->nranks > SC_MAX_LOCAL_RANKS)
+    return;
+  sc_coll_mark(d, sc_dev_relay_pack(0, d->me, -1));
+  sc_coll_state_t *st = d->state;
+  uint64_t seq = sc_dev_load(&st->calls);
+  if (sc_dev_load(&st->broken) == 0) {
+    sc_dev_store(&st->broken, seq + 1);
+    sc_dev_store(d->failed, seq + 1);
+  }
+}
+
+#endif

@@ -48,11 +48,31 @@ static void check_world(symcomm_comm_t world, int hosts) {
   int sim = env_int("SYMCOMM_HOSTID", -1);
   if (sim >= 0)
     TEST_ASSERT(host == sim, "host index %d on simulated host %d", host, sim);
-  /* Simulated devices: domain = host number << 8, bus = local rank + 1. */
+  /* Simulated devices: domain = host number << 8, bus = local rank + 1. Real
+   * ones (CUDA): the GPU's own, lower case, one GPU per rank of the host. */
   char busid[32], expected[32];
   busid_of(world, rank, busid);
-  snprintf(expected, sizeof(expected), "%04x:%02x:00.0", sim >= 0 ? sim << 8 : 0, local + 1);
-  TEST_ASSERT(strcmp(busid, expected) == 0, "busId %s, expected %s", busid, expected);
+  const char *backend = "host";
+  TEST_OK(symcomm_comm_device(world, &backend, NULL));
+  if (strcmp(backend, "cuda") == 0) {
+    unsigned dom, bus, dev, fn;
+    char tail;
+    TEST_ASSERT(sscanf(busid, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4 &&
+                    strlen(busid) == 12,
+                "busId %s", busid);
+    for (const char *c = busid; *c; c++)
+      TEST_ASSERT(!(*c >= 'A' && *c <= 'F'), "busId %s is not lower case", busid);
+    for (int peer = 0; peer < size; peer++) {
+      int peer_host;
+      TEST_OK(symcomm_comm_peer_host(world, peer, &peer_host));
+      busid_of(world, peer, expected);
+      TEST_ASSERT(peer == rank || peer_host != host || strcmp(busid, expected) != 0,
+                  "ranks %d and %d share GPU %s", rank, peer, busid);
+    }
+  } else {
+    snprintf(expected, sizeof(expected), "%04x:%02x:00.0", sim >= 0 ? sim << 8 : 0, local + 1);
+    TEST_ASSERT(strcmp(busid, expected) == 0, "busId %s, expected %s", busid, expected);
+  }
   /* Host names are distinct per simulated host. */
   char name[128];
   TEST_OK(symcomm_comm_host_name(world, host, name, sizeof(name)));

@@ -159,7 +159,7 @@ static void run_kernels(sc_device_t *dev, sc_stream_t *s, const char *which) {
   TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_now_ms() + 20000), SYMCOMM_ERR_TIMEOUT);
   double dt = test_now() - t0;
   TEST_ASSERT(dt > 0.25 && dt < 5, "%s: the wait gave up after %.2f s (timeout 0.3 s)", which, dt);
-  TEST_ASSERT(test_contains(B->stream_error(s), "wait for a window's signal"), "%s: '%s'", which,
+  TEST_ASSERT(test_contains(B->stream_error(s), "for a window's signal slot"), "%s: '%s'", which,
               B->stream_error(s));
   TEST_ASSERT(status->failed == 2 && status->error.kind == SC_DEV_TIMEOUT,
               "%s: status block failed %u kind %d", which, status->failed, status->error.kind);

@@ -24,6 +24,7 @@ static const cudart_sym_t cudart_syms[] = {
     RT_SYM(Malloc, "cudaMalloc", 1),
     RT_SYM(Free, "cudaFree", 1),
     RT_SYM(Memcpy, "cudaMemcpy", 1),
+    RT_SYM(DeviceSynchronize, "cudaDeviceSynchronize", 1),
     RT_SYM(StreamCreateWithFlags, "cudaStreamCreateWithFlags", 1),
     RT_SYM(StreamSynchronize, "cudaStreamSynchronize", 1),
     RT_SYM(StreamDestroy, "cudaStreamDestroy", 1),

@@ -28,6 +28,7 @@ typedef struct perf_cudart {
   cuda_error_t (*Malloc)(void **ptr, size_t bytes);
   cuda_error_t (*Free)(void *ptr);
   cuda_error_t (*Memcpy)(void *dst, const void *src, size_t bytes, int kind);
+  cuda_error_t (*DeviceSynchronize)(void);
   cuda_error_t (*StreamCreateWithFlags)(cuda_stream_t *stream, unsigned flags);
   cuda_error_t (*StreamSynchronize)(cuda_stream_t stream);
   cuda_error_t (*StreamDestroy)(cuda_stream_t stream);

@@ -194,7 +194,13 @@ static int sc_copy(sc_engine_t *e, void *dst, const void *src, size_t bytes, int
     return 0;
   }
   cuda_error_t err = e->rt->Memcpy(dst, src, bytes, kind);
-  return err == 0 ? 0 : perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaMemcpy", err);
+  if (err != 0)
+    return perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaMemcpy", err);
+  /* From pageable memory cudaMemcpy may return before its DMA has landed,
+   * and the engine's stream is non-blocking (it does not wait for the
+   * legacy stream): wait for the copy before any operation reads it. */
+  err = e->rt->DeviceSynchronize();
+  return err == 0 ? 0 : perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaDeviceSynchronize", err);
 }
 
 static int sc_upload(void *self, void *dst, const void *src, size_t bytes) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "util/clock.h"
 
 sc_result_t sc_cuda_enter(sc_device_t *device, sc_cuda_scope_t *scope) {
   scope->pushed = false;
@@ -210,6 +211,25 @@ void sc_cuda_host_free(sc_device_t *device, void *ptr) {
   sc_cuda_leave(&scope);
 }
 
+#define SC_CUDA_SETTLE_MS 60000
+
+sc_result_t sc_cuda_settle(sc_device_t *device, const char *what) {
+  int64_t deadline = sc_now_ms() + SC_CUDA_SETTLE_MS;
+  for (int round = 0;; round++) {
+    CUresult rc = sc_cu.cuStreamQuery(CU_STREAM_LEGACY);
+    if (rc == CUDA_SUCCESS)
+      return SYMCOMM_OK;
+    if (rc != CUDA_ERROR_NOT_READY)
+      return SC_CU(cuStreamQuery, (CU_STREAM_LEGACY), "waiting for %s on device %d", what,
+                   device->ordinal);
+    if (sc_now_ms() >= deadline)
+      return SC_RAISE(SYMCOMM_ERR_TIMEOUT, SC_CUDA_LOG,
+                      "%s on device %d did not finish within %d s", what, device->ordinal,
+                      SC_CUDA_SETTLE_MS / 1000);
+    sc_cuda_poll_pause(round);
+  }
+}
+
 /* ---- the device's own memory (protocol state, descriptors): zeroed */
 
 sc_result_t sc_cuda_dev_alloc(sc_device_t *device, size_t bytes, void **ptr) {
@@ -220,6 +240,8 @@ sc_result_t sc_cuda_dev_alloc(sc_device_t *device, size_t bytes, void **ptr) {
   sc_result_t res = SC_CU(cuMemAlloc, (&p, n), "allocating %zu bytes on device %d", n, device->ordinal);
   if (res == SYMCOMM_OK) {
     res = SC_CU(cuMemsetD8, (p, 0, n), "zeroing %zu bytes on device %d", n, device->ordinal);
+    if (res == SYMCOMM_OK)
+      res = sc_cuda_settle(device, "zeroing new device memory");
     if (res != SYMCOMM_OK)
       (void)SC_CU(cuMemFree, (p), "freeing device memory");
   }
@@ -247,6 +269,8 @@ sc_result_t sc_cuda_upload(sc_device_t *device, void *dst, const void *src, size
   SC_CHECK(sc_cuda_enter(device, &scope));
   sc_result_t res = SC_CU(cuMemcpyHtoD, ((CUdeviceptr)(uintptr_t)dst, src, bytes),
                           "copying %zu bytes to device %d's memory at %p", bytes, device->ordinal, dst);
+  if (res == SYMCOMM_OK)
+    res = sc_cuda_settle(device, "a copy to device memory");
   sc_cuda_leave(&scope);
   return res;
 }

@@ -140,5 +140,10 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
 
 /* A short sleep for the host's bounded polls of streams and events. */
 void sc_cuda_poll_pause(int round);
+/* Waits (bounded) until the device's synchronous memsets and copies have
+ * landed: they run on the legacy stream, which the streams kernels run on do
+ * not wait for, and a copy from pageable memory may return before its DMA is
+ * done. Setup only, in the current context. */
+sc_result_t sc_cuda_settle(sc_device_t *device, const char *what);
 
 #endif

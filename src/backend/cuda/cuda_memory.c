@@ -82,6 +82,7 @@ static sc_result_t sc_cuda_vmm_alloc(sc_devmem_t *m) {
   SC_CHECK_GOTO(SC_CU(cuMemsetD8, (m->ptr, 0, m->size), "zeroing %zu bytes on device %d", m->size,
                       d->ordinal),
                 res, fail_map);
+  SC_CHECK_GOTO(sc_cuda_settle(d, "zeroing a new allocation"), res, fail_map);
   return SYMCOMM_OK;
 fail_map:
   (void)SC_CU(cuMemUnmap, (m->ptr, m->size), "unmapping a new allocation");
@@ -97,6 +98,8 @@ static sc_result_t sc_cuda_ipc_alloc(sc_devmem_t *m) {
                  d->ordinal));
   sc_result_t res = SC_CU(cuMemsetD8, (m->ptr, 0, m->size), "zeroing %zu bytes on device %d",
                           m->size, d->ordinal);
+  if (res == SYMCOMM_OK)
+    res = sc_cuda_settle(d, "zeroing a new allocation");
   if (res != SYMCOMM_OK)
     (void)SC_CU(cuMemFree, (m->ptr), "freeing a new allocation");
   return res;

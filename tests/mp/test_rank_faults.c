@@ -336,6 +336,7 @@ static void check(const char *scenario, const outcome_t *o, int victim, double k
            worst);
   } else if (strcmp(scenario, "abort") == 0 || strcmp(scenario, "abort_thread") == 0) {
     int aborter = scenario[5] == '\0' ? 1 : 0;
+    double own = -1;
     TEST_ASSERT(o->event_t > 0, "no abort happened");
     snprintf(who, sizeof(who), "rank %d", aborter);
     for (int q = 0; q < NRANKS; q++) {
@@ -347,6 +348,7 @@ static void check(const char *scenario, const outcome_t *o, int victim, double k
                     o->event_iteration, f->iteration);
         /* abort_thread: the wait in progress on the same rank ends at once. */
         TEST_ASSERT(dt < 1.0, "rank %d's own wait ended %.3f s after its abort", q, dt);
+        own = dt;
         continue;
       }
       expect_named(f, who);
@@ -358,8 +360,9 @@ static void check(const char *scenario, const outcome_t *o, int victim, double k
         worst = dt > worst ? dt : worst;
       }
     }
-    printf("%s: rank %d's abort noticed by the other ranks within %.3f s\n", scenario, aborter,
-           worst);
+    printf("%s: rank %d's abort noticed by the other ranks within %.3f s (on rank %d itself: "
+           "ABORTED %.3f s after the abort)\n",
+           scenario, aborter, worst, aborter, own);
   } else if (strcmp(scenario, "sigstop") == 0) {
     /* The stopped rank fails too, at the latest in the all-reduce the
      * others failed first: it never finishes one they reported failed. */

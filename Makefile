@@ -52,6 +52,9 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MP_SRCS := $(wildcard tests/mp/*.c)
 MP_BINS := $(MP_SRCS:tests/mp/%.c=$(BUILD)/tests/mp/%)
+# GPU-only tests (tests/gpu/test_*.c): built everywhere, run by tests/gpu/run.sh.
+GPU_TEST_SRCS := $(wildcard tests/gpu/test_*.c)
+GPU_TEST_BINS := $(GPU_TEST_SRCS:tests/gpu/%.c=$(BUILD)/tests/gpu/%)
 TEST_COMMON := $(wildcard tests/common/*.c)
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
@@ -96,7 +99,7 @@ tools: $(TOOL_BINS)
 examples: $(EXAMPLE_BINS)
 # A stand-in libnvidia-ml.so.1 for tests of topology from NVML without a driver.
 FAKE_NVML := $(BUILD)/tests/fake_nvml/libnvidia-ml.so.1
-tests: all $(UNIT_BINS) $(MP_BINS) $(FAKE_NVML)
+tests: all $(UNIT_BINS) $(MP_BINS) $(GPU_TEST_BINS) $(FAKE_NVML)
 
 # The Makefile holds the flags: a build made before a change of them is
 # rebuilt, not linked with objects of the old flags.
@@ -164,7 +167,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c Makefile
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
 
-$(BUILD)/tests/mp/%: $(BUILD)/obj/tests/mp/%.o $(TEST_COMMON_OBJ) $(SHLIB)
+$(MP_BINS) $(GPU_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib' -o $@ $< $(TEST_COMMON_OBJ) -L$(BUILD)/lib -lsymcomm $(LDLIBS)

@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# make test-gpu: the CUDA backend on a host with NVIDIA GPUs.
+# make test-gpu: the CUDA backend on a host with NVIDIA GPUs (made for 4).
 #   bash tests/gpu/run.sh [BUILD]      (logs under $OUT, else BUILD/gpu-logs)
 # Needs a build with nvcc (BUILD/lib/libsymcomm_cuda.so). Refuses at once,
 # touching nothing, where no GPU answers. Each step's log is OUT/<step>.log;
-# a summary line per step, then the failures' tails.
+# one line per step (PASS/FAIL/SKIP, seconds, the log's last line), then the
+# failures' tails. Steps that need more GPUs than the host has are skipped
+# and said so. The data tests are the CI's programs (tests/mp/) with every
+# buffer in GPU memory, on 2 and 4 GPUs, every result checked bit for bit.
 set -u
+# NVLink multicast (NVLS) stays off on the lent hosts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-cd "$top"
+cd "$top" || exit 2
 OUT=${OUT:-$B/gpu-logs}
 mkdir -p "$OUT"
 export B
 
-echo "== environment" | tee "$OUT/environment.log"
+echo "== environment" >"$OUT/environment.log"
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >>"$OUT/environment.log" 2>&1; then
   echo "FAIL: no GPU here (nvidia-smi is missing or lists none): make test-gpu runs on a GPU host" |
     tee -a "$OUT/environment.log"
   exit 2
 fi
 ngpus=$(nvidia-smi -L | grep -c '^GPU')
+memory_before=$(bash tests/gpu/memory_back.sh --now)
 {
   nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.used --format=csv
   nvidia-smi topo -m
@@ -32,7 +38,9 @@ if [ ! -f "$B/lib/libsymcomm_cuda.so" ]; then
 fi
 
 pass=0
+skipped=0
 failed=()
+start_all=$(date +%s)
 step() { # NAME TIMEOUT COMMAND...
   local name=$1 limit=$2
   shift 2
@@ -45,11 +53,31 @@ step() { # NAME TIMEOUT COMMAND...
     printf 'PASS %-32s %4d s  %s\n' "$name" "$dt" "$(tail -n 1 "$OUT/$name.log")"
   else
     failed+=("$name")
-    printf 'FAIL %-32s %4d s  (exit %d; log %s)\n' "$name" "$dt" "$rc" "$OUT/$name.log"
+    printf 'FAIL %-32s %4d s  (exit %d%s; log %s)\n' "$name" "$dt" "$rc" \
+      "$([ $rc -eq 124 ] && echo ", killed after $limit s")" "$OUT/$name.log"
   fi
 }
+# gpus NAME N: whether the host has N GPUs; else a SKIP line.
+gpus() {
+  [ "$ngpus" -ge "$2" ] && return 0
+  skipped=$((skipped + 1))
+  printf 'SKIP %-32s        needs %d GPUs, this host has %d\n' "$1" "$2" "$ngpus"
+  return 1
+}
 cuda_job=(env SYMCOMM_BACKEND=cuda SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=INIT,DEV "$B/bin/symcomm-run" --timeout 110)
+# job NAME TIMEOUT N PROGRAM ARGS...: N ranks, one GPU each. A wait that
+# makes no progress for 60 s fails with its sentence before the step's limit.
+job() {
+  local name=$1 limit=$2 n=$3
+  shift 3
+  gpus "$name" "$n" || return 0
+  step "$name" "$limit" env SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT="${JOB_WAIT_S:-60}" \
+    "$B/bin/symcomm-run" -n "$n" --timeout $((limit - 10)) -- "$@"
+}
+mp=$B/tests/mp
+gpu=$B/tests/gpu
 
+echo "== the backend, devices and topology"
 # One process: the backend's entry, device 0 (bus id, pointer checks, VMM
 # export/import, pinned memory), kernels on a made and a wrapped stream, a
 # WAIT that times out and names itself, events.
@@ -59,16 +87,89 @@ step backend_select 120 bash tests/scripts/test_backend_select.sh
 # Init, split and destroy on the GPUs: real bus ids, one device per rank,
 # windows of send/recv and collectives made with cuMemCreate and imported
 # by the other ranks (fd exchange).
-step comm_basic_2 120 "${cuda_job[@]}" -n 2 -- "$B/tests/mp/test_comm_basic" 1 2
-[ "$ngpus" -ge 4 ] && step comm_basic_4 120 "${cuda_job[@]}" -n 4 -- "$B/tests/mp/test_comm_basic" 1 2
+step comm_basic_2 120 "${cuda_job[@]}" -n 2 -- "$mp/test_comm_basic" 1 2
+gpus comm_basic_4 4 && step comm_basic_4 120 "${cuda_job[@]}" -n 4 -- "$mp/test_comm_basic" 1 2
 # Two ranks on one GPU stay an error.
-step same_gpu_refused 60 bash -c "SYMCOMM_DEVICE=0 SYMCOMM_BACKEND=cuda $B/bin/symcomm-run -n 2 --timeout 50 -- $B/tests/mp/test_comm_basic 1 1 2>&1 | tee /dev/stderr | grep -q 'both use device 0'"
+step same_gpu_refused 60 bash -c "SYMCOMM_DEVICE=0 SYMCOMM_BACKEND=cuda $B/bin/symcomm-run -n 2 --timeout 50 -- $mp/test_comm_basic 1 1 2>&1 | tee /dev/stderr | grep -q 'both use device 0'"
 # The topology tool under the CUDA backend: bus ids as nvidia-smi shows them.
 step topo_tool 60 "${cuda_job[@]}" -n "$ngpus" -- "$B/bin/symcomm-topo"
+# symcomm-topo agrees with nvidia-smi topo -m on every pair; --write-xml reads back.
+step topo_check 120 env OUT="$OUT/topo_check" bash tests/gpu/topo_check.sh "$B"
 
-echo "GPU memory after the runs (nothing of symcomm's should be left):"
+echo "== collectives (every buffer GPU memory, every element checked)"
+# Every collective x dtype x op, in and out of place, counts 0, 1, 1023,
+# 65537, pointers off alignment, every root.
+job coll_matrix_2 150 2 "$mp/test_coll" matrix
+job coll_matrix_4 150 4 "$mp/test_coll" matrix
+# 4 to 16 MiB (several chunks), then every collective with its largest
+# buffer about 256 MiB, odd counts.
+job coll_large_4 120 4 "$mp/test_coll" large
+job coll_huge_2 240 2 "$mp/test_coll" huge
+job coll_huge_4 240 4 "$mp/test_coll" huge
+# Each all-reduce algorithm forced (log checked), every dtype x op.
+gpus coll_forced_oneshot_4 4 && step coll_forced_oneshot_4 180 env SYMCOMM_BACKEND=cuda bash tests/scripts/test_coll_forced.sh oneshot 4
+gpus coll_forced_twoshot_4 4 && step coll_forced_twoshot_4 180 env SYMCOMM_BACKEND=cuda bash tests/scripts/test_coll_forced.sh twoshot 4
+job coll_1000_small_4 90 4 "$mp/test_coll" many
+job coll_order_4 90 4 "$mp/test_coll" order
+job coll_two_comms_at_once_4 90 4 "$mp/test_coll" concurrent
+job coll_windows_in_place_2 90 2 "$mp/test_coll" windows
+job coll_windows_in_place_4 90 4 "$mp/test_coll" windows
+job coll_group_mixed_4 60 4 "$mp/test_coll" group
+job coll_bad_args_2 60 2 "$mp/test_coll" args
+job coll_mismatch_4 60 4 "$mp/test_coll" mismatch
+gpus coll_mismatch_named_4 4 && step coll_mismatch_named_4 60 env SYMCOMM_BACKEND=cuda SYMCOMM_CHECK=1 "$B/bin/symcomm-run" -n 4 --timeout 50 -- "$mp/test_coll" mismatch
+job coll_algo_differs_2 60 2 "$mp/test_coll" choices
+job coll_stopped_stream_4 60 4 "$mp/test_coll" stopped
+job coll_slow_order_2 60 2 "$mp/test_coll" slow_order
+
+echo "== send/recv and one-sided operations"
+# Staged through the rings: 0 B to 64 MiB + 3, unaligned, bursts, types.
+job p2p_sizes_2 120 2 "$mp/test_p2p" sizes
+job p2p_sizes_4 120 4 "$mp/test_p2p" sizes
+# Straight into windows (and from them), mixed with staged ones, a mismatch there.
+job p2p_into_windows_2 60 2 "$mp/test_p2p" window
+job p2p_into_windows_4 60 4 "$mp/test_p2p" window
+job p2p_alltoall_4 60 4 "$mp/test_p2p" alltoall
+job p2p_big_group_4 60 4 "$mp/test_p2p" biggroup
+job p2p_order_10000 90 2 "$mp/test_p2p" order
+job p2p_two_streams 60 2 "$mp/test_p2p" streams
+job p2p_size_mismatch 60 2 "$mp/test_p2p" mismatch
+job p2p_bad_args_4 60 4 "$mp/test_p2p" args
+# put, signal, put_signal, wait_signal; registered windows; mistakes.
+job window_2 60 2 "$mp/test_window"
+job window_4 60 4 "$mp/test_window"
+
+echo "== CUDA streams and graphs, bad pointers, faults"
+# The caller's CUDA streams wrapped (made by cuStreamCreate, and NULL),
+# copies on them around symcomm's work without host waits.
+job gpu_user_stream_2 90 2 "$gpu/test_gpu_stream" user
+job gpu_user_stream_4 90 4 "$gpu/test_gpu_stream" user
+# Capture (global mode) of 8 different operations, 1,000 replays with new
+# inputs each, every output of every replay checked.
+job gpu_graph_1000_2 180 2 "$gpu/test_gpu_graph" 1000
+job gpu_graph_1000_4 180 4 "$gpu/test_gpu_graph" 1000
+# Host memory, overruns, another GPU's memory and stream: refused, no fault.
+job gpu_bad_pointers_2 60 2 "$gpu/test_gpu_pointers"
+job gpu_bad_pointers_4 60 4 "$gpu/test_gpu_pointers"
+# kill -9 of a rank (4 GPUs): the others fail naming it within 2 s, all
+# exit, and every GPU's memory is back to where it started.
+gpus fault_kill9_allreduce 4 && step fault_kill9_allreduce 90 bash tests/gpu/faults.sh "$B" kill_coll 2
+gpus fault_kill9_allreduce_root 4 && step fault_kill9_allreduce_root 90 bash tests/gpu/faults.sh "$B" kill_coll 0
+gpus fault_kill9_sendrecv 4 && step fault_kill9_sendrecv 90 bash tests/gpu/faults.sh "$B" kill_p2p 1
+gpus fault_kill9_window_wait 4 && step fault_kill9_window_wait 90 bash tests/gpu/faults.sh "$B" kill_wait 3
+# symcomm_comm_abort from a second thread of rank 0 while its all-reduce
+# waits in a kernel (rank 3 stays away): ABORTED at once; the others name rank 0.
+gpus fault_abort_thread 4 && step fault_abort_thread 90 bash tests/gpu/faults.sh "$B" abort_thread
+gpus fault_peer_abort 4 && step fault_peer_abort 90 bash tests/gpu/faults.sh "$B" abort
+# Every collective, a ring and put/signal under compute-sanitizer memcheck.
+step memcheck_2 300 bash tests/gpu/memcheck.sh "$B"
+
+# Nothing of symcomm's is left on the GPUs.
+step memory_released 30 bash tests/gpu/memory_back.sh "$memory_before" 10
+
+echo "GPU memory after the runs (at the start: $memory_before MiB):"
 nvidia-smi --query-gpu=index,memory.used --format=csv | tee "$OUT/memory_after.log"
-echo "$pass passed, ${#failed[@]} failed (logs in $OUT)"
+echo "$pass passed, ${#failed[@]} failed, $skipped skipped in $(($(date +%s) - start_all)) s (logs in $OUT)"
 for f in "${failed[@]}"; do
   echo "---- $f"
   tail -n 30 "$OUT/$f.log"

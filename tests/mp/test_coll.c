@@ -5,6 +5,9 @@
  *   test_coll blocks      every collective at counts from 0 to 70001 (run with
  *                         SYMCOMM_COLL_BLOCKS and a small scratch: blocks with
  *                         nothing to do, slices that end short, many rounds)
+ *   test_coll huge        every collective once in and once out of place with
+ *                         its largest buffer about 256 MiB (for GPU runs:
+ *                         tests/gpu/run.sh; too slow for the simulated GPUs' CI)
  *   test_coll algos       all-reduce in every dtype x op at sizes on both sides
  *                         of the one-shot limit (run with SYMCOMM_ALGO forced by
  *                         tests/scripts/test_coll_forced.sh, which checks the
@@ -39,7 +42,12 @@
  * fp16/bf16 accumulate in float and round once), random bits for collectives
  * that only move data. Outputs start as a sentinel; every element is checked,
  * and so are the guard bytes around every buffer, the inputs of out-of-place
- * calls (unchanged), and a non-root's receive buffer of reduce (untouched). */
+ * calls (unchanged), and a non-root's receive buffer of reduce (untouched).
+ *
+ * The same program runs on both backends: buffers come from the rank's
+ * device (tests/common/test_device.h; GPU memory on "cuda"); inputs are made
+ * and results checked in a host copy, moved before each call and after its
+ * synchronize. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,6 +56,7 @@
 #include <unistd.h>
 
 #include "test_data.h"
+#include "test_device.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
@@ -80,7 +89,7 @@ typedef struct coll_case {
   bool inplace;
   uint64_t seed;
   size_t sz;
-  td_buf_t send, recv;
+  tdev_buf_t send, recv;
   char what[160];
 } coll_case_t;
 
@@ -100,23 +109,26 @@ static size_t recv_elems(const coll_case_t *c) {
   return c->kind == K_ALLGATHER || c->kind == K_ALLTOALL ? c->count * (size_t)nranks : c->count;
 }
 
+/* A buffer as calls see it (dev) or its host copy. */
+static unsigned char *at(tdev_buf_t *b, bool dev) { return dev ? b->data : b->host.data; }
+
 /* This rank's input: count elements, or nranks blocks of count. */
-static void *input_of(coll_case_t *c) {
+static unsigned char *input_of(coll_case_t *c, bool dev) {
   if (c->kind == K_ALLGATHER && c->inplace)
-    return c->recv.data + (size_t)rank * c->count * c->sz;
-  return c->send.data;
+    return at(&c->recv, dev) + (size_t)rank * c->count * c->sz;
+  return at(&c->send, dev);
 }
 
 static size_t input_elems(const coll_case_t *c) {
   return c->kind == K_REDUCESCATTER || c->kind == K_ALLTOALL ? c->count * (size_t)nranks : c->count;
 }
 
-static void *output_of(coll_case_t *c) {
+static unsigned char *output_of(coll_case_t *c, bool dev) {
   if (!c->inplace || c->kind == K_ALLGATHER)
-    return c->recv.data;
+    return at(&c->recv, dev);
   if (c->kind == K_REDUCESCATTER)
-    return c->send.data + (size_t)rank * c->count * c->sz;
-  return c->send.data;
+    return at(&c->send, dev) + (size_t)rank * c->count * c->sz;
+  return at(&c->send, dev);
 }
 
 /* The input of rank r, elements [0, n). */
@@ -133,7 +145,7 @@ static void check_input_unchanged(coll_case_t *c) {
   unsigned char *want = malloc(bytes + 1);
   TEST_ASSERT(want != NULL);
   make_input(c, want, rank, input_elems(c));
-  const unsigned char *have = input_of(c);
+  const unsigned char *have = input_of(c, false);
   if (memcmp(have, want, bytes) != 0)
     for (size_t i = 0; i < bytes; i++)
       TEST_ASSERT(have[i] == want[i], "%s: byte %zu of the input changed", c->what, i);
@@ -153,17 +165,18 @@ static void case_prepare(coll_case_t *c, kind_t kind, symcomm_dtype_t t, symcomm
   c->seed = next_seed();
   c->sz = td_dtype_size(t);
   /* Aligned to the element, not more, and differently on each side. */
-  c->send = td_buf_alloc(send_elems(c) * c->sz, c->sz * (c->seed % 4));
-  c->recv = td_buf_alloc(recv_elems(c) * c->sz, c->sz * ((c->seed / 4) % 4));
+  c->send = tdev_buf_alloc(send_elems(c) * c->sz, c->sz * (c->seed % 4));
+  c->recv = tdev_buf_alloc(recv_elems(c) * c->sz, c->sz * ((c->seed / 4) % 4));
   snprintf(c->what, sizeof(c->what), "%s %s%s%s count %zu root %d %s (seed %llu)", kind_names[kind],
            symcomm_dtype_string(t), reduces(kind) ? " " : "",
            reduces(kind) ? symcomm_op_string(op) : "", count, root,
            inplace ? "in place" : "out of place", (unsigned long long)c->seed);
-  make_input(c, input_of(c), rank, input_elems(c));
+  make_input(c, input_of(c, false), rank, input_elems(c));
+  tdev_buf_push(c->kind == K_ALLGATHER && c->inplace ? &c->recv : &c->send);
 }
 
 static void case_enqueue(coll_case_t *c, symcomm_comm_t on, symcomm_stream_t s) {
-  void *in = input_of(c), *out = output_of(c);
+  void *in = input_of(c, true), *out = output_of(c, true);
   switch (c->kind) {
   case K_ALLREDUCE: TEST_OK(symcomm_allreduce(in, out, c->count, c->t, c->op, on, s)); break;
   case K_REDUCE: TEST_OK(symcomm_reduce(in, out, c->count, c->t, c->op, c->root, on, s)); break;
@@ -176,7 +189,9 @@ static void case_enqueue(coll_case_t *c, symcomm_comm_t on, symcomm_stream_t s) 
 }
 
 static void case_check(coll_case_t *c) {
-  const unsigned char *out = output_of(c);
+  tdev_buf_pull(&c->send);
+  tdev_buf_pull(&c->recv);
+  const unsigned char *out = output_of(c, false);
   size_t block = c->count * c->sz;
   char what[200];
   switch (c->kind) {
@@ -210,11 +225,11 @@ static void case_check(coll_case_t *c) {
   if (!c->inplace)
     check_input_unchanged(c);
   snprintf(what, sizeof(what), "%s: send buffer", c->what);
-  td_check_guards(c->send.data, c->send.bytes, what);
+  td_check_guards(c->send.host.data, c->send.host.bytes, what);
   snprintf(what, sizeof(what), "%s: receive buffer", c->what);
-  td_check_guards(c->recv.data, c->recv.bytes, what);
-  td_buf_free(&c->send);
-  td_buf_free(&c->recv);
+  td_check_guards(c->recv.host.data, c->recv.host.bytes, what);
+  tdev_buf_free(&c->send);
+  tdev_buf_free(&c->recv);
 }
 
 /* One call, synchronised and checked. */
@@ -271,6 +286,22 @@ static void test_blocks(void) {
   }
 }
 
+/* Each collective in and out of place with its largest buffer about 256 MiB
+ * (odd counts; the send buffer of reduce-scatter and all-to-all, the
+ * receive buffer of all-gather hold nranks blocks). */
+static void test_huge(void) {
+  const size_t mib256 = (size_t)256 << 20, n = (size_t)nranks;
+  for (int inplace = 0; inplace <= 1; inplace++) {
+    run_case(K_ALLREDUCE, SYMCOMM_FLOAT32, SYMCOMM_SUM, mib256 / 4 + 3, 0, inplace);
+    run_case(K_ALLREDUCE, SYMCOMM_BFLOAT16, SYMCOMM_MAX, mib256 / 2 - 1, 0, inplace);
+    run_case(K_REDUCE, SYMCOMM_INT32, SYMCOMM_SUM, mib256 / 4 + 1, 1 % nranks, inplace);
+    run_case(K_REDUCESCATTER, SYMCOMM_FLOAT32, SYMCOMM_AVG, mib256 / 4 / n + 1, 0, inplace);
+    run_case(K_BROADCAST, SYMCOMM_FLOAT64, SYMCOMM_SUM, mib256 / 8 + 1, nranks - 1, inplace);
+    run_case(K_ALLGATHER, SYMCOMM_INT64, SYMCOMM_SUM, mib256 / 8 / n + 1, 0, inplace);
+    run_case(K_ALLTOALL, SYMCOMM_UINT32, SYMCOMM_SUM, mib256 / 4 / n + 3, 0, inplace);
+  }
+}
+
 /* All-reduce only, at counts on both sides of the one-shot limit. */
 static void test_algos(void) {
   const size_t counts[] = {1, 1023, 65537};
@@ -317,9 +348,10 @@ static void order_case(kind_t kind, symcomm_dtype_t t, symcomm_op_t op, size_t c
   size_t in_elems = kind == K_REDUCESCATTER ? count * n : count;
   uint64_t seed = next_seed();
   int root = nranks - 1;
-  td_buf_t in = td_buf_alloc(in_elems * sz, 0), out = td_buf_alloc(count * sz, 0);
+  tdev_buf_t in = tdev_buf_alloc(in_elems * sz, 0), out = tdev_buf_alloc(count * sz, 0);
   for (size_t i = 0; i < in_elems; i++)
-    td_store(in.data, t, i, inexact_value(seed, rank, i, t));
+    td_store(in.host.data, t, i, inexact_value(seed, rank, i, t));
+  tdev_buf_push(&in);
   if (kind == K_ALLREDUCE)
     TEST_OK(symcomm_allreduce(in.data, out.data, count, t, op, comm, stream));
   else if (kind == K_REDUCE)
@@ -327,8 +359,10 @@ static void order_case(kind_t kind, symcomm_dtype_t t, symcomm_op_t op, size_t c
   else
     TEST_OK(symcomm_reducescatter(in.data, out.data, count, t, op, comm, stream));
   SYNC();
+  tdev_buf_pull(&out);
+  const unsigned char *got = out.host.data;
   if (kind == K_REDUCE && rank != root) {
-    td_check_untouched(out.data, count * sz, "reduce's output off the root");
+    td_check_untouched(got, count * sz, "reduce's output off the root");
   } else {
     size_t first = kind == K_REDUCESCATTER ? (size_t)rank * count : 0;
     for (size_t i = 0; i < count; i++) {
@@ -348,14 +382,14 @@ static void order_case(kind_t kind, symcomm_dtype_t t, symcomm_op_t op, size_t c
           acc /= (float)nranks;
         td_store(want, t, 0, acc);
       }
-      TEST_ASSERT(memcmp(out.data + i * sz, want, sz) == 0,
+      TEST_ASSERT(memcmp(got + i * sz, want, sz) == 0,
                   "%s %s %s count %zu: element %zu differs from the rank-order reduction",
                   kind_names[kind], symcomm_dtype_string(t), symcomm_op_string(op), count, i);
     }
   }
-  td_check_guards(out.data, count * sz, "order");
-  td_buf_free(&in);
-  td_buf_free(&out);
+  td_check_guards(got, count * sz, "order");
+  tdev_buf_free(&in);
+  tdev_buf_free(&out);
 }
 
 static void test_order(void) {
@@ -379,36 +413,42 @@ static void test_concurrent(void) {
   symcomm_stream_t s2;
   TEST_OK(symcomm_stream_create(half, &s2));
   enum { N = 300000 };
-  td_buf_t a = td_buf_alloc(N * 4, 0), b = td_buf_alloc(N * 4, 0), c = td_buf_alloc(N * 4, 0),
-           d = td_buf_alloc(N * 4, 0);
+  tdev_buf_t a = tdev_buf_alloc(N * 4, 0), b = tdev_buf_alloc(N * 4, 0), c = tdev_buf_alloc(N * 4, 0),
+             d = tdev_buf_alloc(N * 4, 0);
   for (int round = 0; round < 20; round++) {
     uint64_t world_seed = next_seed(), half_seed = next_seed();
     for (size_t i = 0; i < N; i++) {
-      ((int32_t *)a.data)[i] = (int32_t)td_small_value(world_seed, rank, i, SYMCOMM_SUM, SYMCOMM_INT32);
-      ((int32_t *)c.data)[i] = (int32_t)td_small_value(half_seed, hr, i, SYMCOMM_MAX, SYMCOMM_INT32);
+      ((int32_t *)a.host.data)[i] = (int32_t)td_small_value(world_seed, rank, i, SYMCOMM_SUM, SYMCOMM_INT32);
+      ((int32_t *)c.host.data)[i] = (int32_t)td_small_value(half_seed, hr, i, SYMCOMM_MAX, SYMCOMM_INT32);
     }
-    td_reset(b.data, N * 4);
-    td_reset(d.data, N * 4);
+    td_reset(b.host.data, N * 4);
+    td_reset(d.host.data, N * 4);
+    tdev_buf_push(&a);
+    tdev_buf_push(&b);
+    tdev_buf_push(&c);
+    tdev_buf_push(&d);
     /* On the world and on the half at the same time, on two streams. */
     TEST_OK(symcomm_allreduce(a.data, b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
     TEST_OK(symcomm_allreduce(c.data, d.data, N, SYMCOMM_INT32, SYMCOMM_MAX, half, s2));
     SYNC();
     TEST_OK(symcomm_stream_synchronize(s2));
-    td_check_reduced(b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, world_seed, 0, nranks, "on the world");
-    td_check_reduced(d.data, N, SYMCOMM_INT32, SYMCOMM_MAX, half_seed, 0, hn, "on the half");
-    td_check_guards(b.data, N * 4, "on the world");
-    td_check_guards(d.data, N * 4, "on the half");
+    tdev_buf_pull(&b);
+    tdev_buf_pull(&d);
+    td_check_reduced(b.host.data, N, SYMCOMM_INT32, SYMCOMM_SUM, world_seed, 0, nranks, "on the world");
+    td_check_reduced(d.host.data, N, SYMCOMM_INT32, SYMCOMM_MAX, half_seed, 0, hn, "on the half");
+    td_check_guards(b.host.data, N * 4, "on the world");
+    td_check_guards(d.host.data, N * 4, "on the half");
   }
-  td_buf_free(&a);
-  td_buf_free(&b);
-  td_buf_free(&c);
-  td_buf_free(&d);
+  tdev_buf_free(&a);
+  tdev_buf_free(&b);
+  tdev_buf_free(&c);
+  tdev_buf_free(&d);
   TEST_OK(symcomm_stream_destroy(s2));
   TEST_OK(symcomm_comm_destroy(half));
 }
 
 static void test_args(void) {
-  float buf[64];
+  float *buf = tdev_alloc(64 * sizeof(float));
   TEST_EXPECT_RESULT(symcomm_allreduce(buf, buf, 4, (symcomm_dtype_t)99, SYMCOMM_SUM, comm, stream),
                      SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_EXPECT_RESULT(symcomm_allreduce(buf, buf, 4, SYMCOMM_FLOAT32, (symcomm_op_t)9, comm, stream),
@@ -442,10 +482,11 @@ static void test_args(void) {
   /* Nothing was queued: a real collective still works and agrees everywhere. */
   TEST_OK(symcomm_stream_query(stream));
   run_one(SYMCOMM_UINT32, SYMCOMM_MAX, 10, 0);
+  tdev_free(buf);
 }
 
 static void test_mismatch(void) {
-  int32_t a[200] = {0}, b[200];
+  int32_t *a = tdev_alloc(200 * sizeof(int32_t)), *b = tdev_alloc(200 * sizeof(int32_t));
   size_t count = rank == nranks - 1 ? 200 : 100;
   symcomm_result_t r = symcomm_allreduce(a, b, count, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
   if (r == SYMCOMM_OK)
@@ -456,6 +497,8 @@ static void test_mismatch(void) {
     TEST_ASSERT(test_contains(why, "count 100") && test_contains(why, "count 200"), "%s", why);
   else
     TEST_ASSERT(test_contains(why, "disagree"), "%s", why);
+  tdev_free(a);
+  tdev_free(b);
 }
 
 /* All-reduce on window buffers, above the one-shot size so that the
@@ -470,6 +513,9 @@ static void test_windows(void) {
   TEST_OK(symcomm_window_register(comm, mem, cap, &reg));
   TEST_OK(symcomm_window_alloc(comm, cap, &alloc));
   char *win = symcomm_window_local(alloc);
+  /* Host copies of both buffers: inputs, sentinels and guards are made there
+   * and moved to the device around each call. */
+  tdev_mirror_t mem_copy = tdev_mirror(mem, cap), win_copy = tdev_mirror(win, cap);
   for (size_t c = 0; c < 2; c++)
     for (size_t t = 0; t < 4; t++)
       for (int mode = 0; mode < 3; mode++) {
@@ -481,27 +527,36 @@ static void test_windows(void) {
         char *recv = mode == 0 ? send : mode == 1 ? win + TD_GUARD : send + bytes + 4096;
         symcomm_op_t op = t == 3 ? SYMCOMM_MAX : SYMCOMM_SUM;
         uint64_t seed = next_seed();
-        td_fill_small(send, count, types[t], op, seed, rank, 0);
-        td_arm_guards(send, bytes);
+        tdev_mirror_t *send_copy = mode == 2 ? &win_copy : &mem_copy;
+        tdev_mirror_t *recv_copy = mode == 0 ? &mem_copy : &win_copy;
+        unsigned char *hsend = tdev_host_of(send_copy, send), *hrecv = tdev_host_of(recv_copy, recv);
+        td_fill_small(hsend, count, types[t], op, seed, rank, 0);
+        td_arm_guards(hsend, bytes);
         if (recv != send) {
-          td_reset(recv, bytes);
-          td_arm_guards(recv, bytes);
+          td_reset(hrecv, bytes);
+          td_arm_guards(hrecv, bytes);
         }
+        tdev_mirror_push(send_copy, send - TD_GUARD, bytes + 2 * TD_GUARD);
+        tdev_mirror_push(recv_copy, recv - TD_GUARD, bytes + 2 * TD_GUARD);
         TEST_OK(symcomm_allreduce(send, recv, count, types[t], op, comm, stream));
         SYNC();
+        tdev_mirror_pull(send_copy, send - TD_GUARD, bytes + 2 * TD_GUARD);
+        tdev_mirror_pull(recv_copy, recv - TD_GUARD, bytes + 2 * TD_GUARD);
         char what[96];
         snprintf(what, sizeof(what), "windows mode %d %s count %zu", mode,
                  symcomm_dtype_string(types[t]), count);
-        td_check_reduced(recv, count, types[t], op, seed, 0, nranks, what);
-        td_check_guards(recv, bytes, what);
-        td_check_guards(send, bytes, what);
+        td_check_reduced(hrecv, count, types[t], op, seed, 0, nranks, what);
+        td_check_guards(hrecv, bytes, what);
+        td_check_guards(hsend, bytes, what);
         if (recv != send) /* the input is unchanged */
           for (size_t i = 0; i < count; i++) {
             unsigned char want[8];
             td_store(want, types[t], 0, (double)td_small_value(seed, rank, i, op, types[t]));
-            TEST_ASSERT(memcmp(send + i * sz, want, sz) == 0, "%s: input element %zu changed", what, i);
+            TEST_ASSERT(memcmp(hsend + i * sz, want, sz) == 0, "%s: input element %zu changed", what, i);
           }
       }
+  tdev_mirror_free(&mem_copy);
+  tdev_mirror_free(&win_copy);
   /* Offsets that differ between ranks cannot be read symmetrically: caught. */
   char *send = win + (rank == 0 ? 0 : 64);
   symcomm_result_t r = symcomm_allreduce(send, send, 70000, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream);
@@ -517,22 +572,31 @@ static void test_windows(void) {
 /* Collectives run where they are called, in stream order; the group's sends
  * and receives are queued at its end: nothing waits on anything else. */
 static void test_group(void) {
-  int32_t gathered[64 + 1];
+  /* One buffer: x, the sum, what came from the left, the all-gather's
+   * output and one element past it. */
+  enum { X, SUM, FROM_LEFT, GATHERED, ALL = GATHERED + 64 + 1 };
+  int32_t h[ALL], *d = tdev_alloc(sizeof(h));
+  int32_t *gathered = &h[GATHERED];
   int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
   TEST_ASSERT(nranks <= 64);
   for (int round = 0; round < 3; round++) {
     uint64_t seed = next_seed();
-    int32_t x = (int32_t)(td_mix(seed, rank, 0) % 100000), sum = -1, from_left = -1, want = 0;
+    int32_t want = 0;
     for (int r = 0; r < nranks; r++)
       want += (int32_t)(td_mix(seed, r, 0) % 100000);
-    td_reset(gathered, sizeof(gathered));
+    td_reset(h, sizeof(h));
+    h[X] = (int32_t)(td_mix(seed, rank, 0) % 100000);
+    h[SUM] = h[FROM_LEFT] = -1;
+    tdev_upload(d, h, sizeof(h));
     TEST_OK(symcomm_group_start());
-    TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, right, comm, stream));
-    TEST_OK(symcomm_allreduce(&x, &sum, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
-    TEST_OK(symcomm_recv(&from_left, 1, SYMCOMM_INT32, left, comm, stream));
-    TEST_OK(symcomm_allgather(&x, gathered, 1, SYMCOMM_INT32, comm, stream));
+    TEST_OK(symcomm_send(&d[X], 1, SYMCOMM_INT32, right, comm, stream));
+    TEST_OK(symcomm_allreduce(&d[X], &d[SUM], 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+    TEST_OK(symcomm_recv(&d[FROM_LEFT], 1, SYMCOMM_INT32, left, comm, stream));
+    TEST_OK(symcomm_allgather(&d[X], &d[GATHERED], 1, SYMCOMM_INT32, comm, stream));
     TEST_OK(symcomm_group_end());
     SYNC();
+    tdev_download(h, d, sizeof(h));
+    int32_t sum = h[SUM], from_left = h[FROM_LEFT];
     TEST_ASSERT(sum == want, "round %d: sum %d, expected %d", round, sum, want);
     TEST_ASSERT(from_left == (int32_t)(td_mix(seed, left, 0) % 100000), "round %d: from the left %d",
                 round, from_left);
@@ -540,6 +604,7 @@ static void test_group(void) {
       TEST_ASSERT(gathered[r] == (int32_t)(td_mix(seed, r, 0) % 100000), "round %d: block %d", round, r);
     td_check_untouched(&gathered[nranks], sizeof(int32_t), "past the all-gather's output");
   }
+  tdev_free(d);
 }
 
 static void expect_disagree(symcomm_result_t r) {
@@ -553,7 +618,11 @@ static void expect_disagree(symcomm_result_t r) {
  * communicator: a failed collective leaves the ranks out of step. */
 static void test_choices(void) {
   enum { N = 70000 }; /* above the one-shot size: auto picks two-shot */
-  float *a = calloc(N, sizeof(float)), *b = calloc(N, sizeof(float));
+  float *a = tdev_alloc(N * sizeof(float)), *b = tdev_alloc(N * sizeof(float));
+  float *ones = malloc(N * sizeof(float));
+  TEST_ASSERT(ones != NULL);
+  for (int i = 0; i < N; i++)
+    ones[i] = 1.0f;
   expect_disagree(symcomm_allreduce(a, b, N, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream));
   symcomm_comm_t again;
   symcomm_stream_t s2;
@@ -562,8 +631,7 @@ static void test_choices(void) {
   symcomm_window_t w;
   TEST_OK(symcomm_window_alloc(again, N * sizeof(float), &w));
   float *in = rank == 0 ? symcomm_window_local(w) : a;
-  for (int i = 0; i < N; i++)
-    in[i] = 1.0f;
+  tdev_upload(in, ones, N * sizeof(float));
   symcomm_result_t r = symcomm_allreduce(in, in, N, SYMCOMM_FLOAT32, SYMCOMM_SUM, again, s2);
   if (r == SYMCOMM_OK)
     r = symcomm_stream_synchronize(s2);
@@ -573,8 +641,9 @@ static void test_choices(void) {
   TEST_OK(symcomm_window_free(w));
   TEST_OK(symcomm_stream_destroy(s2));
   TEST_OK(symcomm_comm_destroy(again));
-  free(a);
-  free(b);
+  tdev_free(a);
+  tdev_free(b);
+  free(ones);
 }
 
 /* A collective that fails (here: the ranks disagree) makes every later one
@@ -585,7 +654,7 @@ static void test_choices(void) {
  *     that call waits for the failed one (an event), and fails at once when
  *     it does, with its sentence, not at the timeout. */
 static void test_stopped(void) {
-  int32_t a[200] = {0}, b[200];
+  int32_t *a = tdev_alloc(200 * sizeof(int32_t)), *b = tdev_alloc(200 * sizeof(int32_t));
   size_t count = rank == nranks - 1 ? 200 : 100;
   expect_disagree(symcomm_allreduce(a, b, count, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
   symcomm_stream_t s2;
@@ -624,32 +693,44 @@ static void test_stopped(void) {
   TEST_OK(symcomm_stream_destroy(s3));
   TEST_OK(symcomm_comm_destroy(fresh));
   TEST_OK(symcomm_stream_destroy(s2));
+  tdev_free(a);
+  tdev_free(b);
 }
 
 static void test_slow_order(void) {
   symcomm_stream_t s2;
   TEST_OK(symcomm_stream_create(comm, &s2));
-  int32_t x[5], sum[5], y = rank, total = -1;
+  enum { X = 0, SUM = 5, Y = 10, TOTAL = 11, ALL = 12 };
+  int32_t h[ALL], *d = tdev_alloc(sizeof(h)), *sum = &h[SUM];
+  for (int i = 0; i < 5; i++) {
+    h[X + i] = rank + i;
+    h[SUM + i] = -1;
+  }
+  h[Y] = rank;
+  h[TOTAL] = -1;
+  tdev_upload(d, h, sizeof(h));
   for (int i = 0; i < 5; i++) {
     /* Rank 1 comes late to each: every one finishes inside the timeout,
      * the five together do not. */
     if (rank == 1)
       usleep(1000 * 1000);
-    x[i] = rank + i;
-    TEST_OK(symcomm_allreduce(&x[i], &sum[i], 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+    TEST_OK(symcomm_allreduce(&d[X + i], &d[SUM + i], 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
   }
-  TEST_OK(symcomm_allreduce(&y, &total, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2));
+  TEST_OK(symcomm_allreduce(&d[Y], &d[TOTAL], 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2));
   TEST_OK(symcomm_stream_synchronize(s2));
   SYNC();
+  tdev_download(h, d, sizeof(h));
+  int32_t total = h[TOTAL];
   TEST_ASSERT(total == nranks * (nranks - 1) / 2, "total %d", total);
   for (int i = 0; i < 5; i++)
     TEST_ASSERT(sum[i] == nranks * (nranks - 1) / 2 + nranks * i, "sum %d: %d", i, sum[i]);
   TEST_OK(symcomm_stream_destroy(s2));
+  tdev_free(d);
 }
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|blocks|algos|many|order|concurrent|args|mismatch|windows|"
+    fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|"
                     "group|choices|stopped|slow_order\n");
     return 2;
   }
@@ -663,6 +744,7 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_init_from_env(&comm, &config));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &nranks));
+  tdev_open(comm);
   TEST_OK(symcomm_stream_create(comm, &stream));
   if (strcmp(what, "matrix") == 0)
     test_matrix();
@@ -674,6 +756,8 @@ int main(int argc, char **argv) {
     test_large();
   else if (strcmp(what, "blocks") == 0)
     test_blocks();
+  else if (strcmp(what, "huge") == 0)
+    test_huge();
   else if (strcmp(what, "many") == 0)
     test_many();
   else if (strcmp(what, "concurrent") == 0)
@@ -697,6 +781,7 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_stream_destroy(stream));
   TEST_OK(symcomm_comm_destroy(comm));
   if (rank == 0)
-    printf("test_coll %s: passed on %d ranks\n", what, nranks);
+    printf("test_coll %s: passed on %d ranks (%s backend)\n", what, nranks,
+           tdev_cuda() ? "cuda" : "host");
   return 0;
 }

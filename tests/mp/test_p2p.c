@@ -25,13 +25,16 @@
  * Every message carries its own data (tests/common/test_data.h: a function of
  * the message's seed, the sender and the byte's position), so no two chunks or
  * messages look alike; receive buffers start as a sentinel, and the guard bytes
- * around them, and the send buffers, must come back unchanged. */
+ * around them, and the send buffers, must come back unchanged. The same
+ * program runs on both backends: buffers are the rank's device memory
+ * (tests/common/test_device.h), filled and checked in a host copy. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_data.h"
+#include "test_device.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
@@ -54,22 +57,25 @@ static size_t chunk_bytes(void) {
 /* One grouped ring step: send `bytes` to the right, receive from the left. */
 static void ring_step(symcomm_stream_t stream, size_t bytes, size_t misalign) {
   uint64_t seed = next_seed();
-  td_buf_t out = td_buf_alloc(bytes, misalign), in = td_buf_alloc(bytes, misalign);
-  td_fill(out.data, bytes, seed, rank);
+  tdev_buf_t out = tdev_buf_alloc(bytes, misalign), in = tdev_buf_alloc(bytes, misalign);
+  td_fill(out.host.data, bytes, seed, rank);
+  tdev_buf_push(&out);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   TEST_OK(symcomm_group_start());
   TEST_OK(symcomm_send(out.data, bytes, SYMCOMM_UINT8, right, comm, stream));
   TEST_OK(symcomm_recv(in.data, bytes, SYMCOMM_UINT8, left, comm, stream));
   TEST_OK(symcomm_group_end());
   TEST_OK(symcomm_stream_synchronize(stream));
+  tdev_buf_pull(&in);
+  tdev_buf_pull(&out);
   char what[96];
   snprintf(what, sizeof(what), "ring of %zu bytes at +%zu", bytes, misalign);
-  td_check(in.data, bytes, seed, left, what);
-  td_check_guards(in.data, bytes, what);
-  td_check(out.data, bytes, seed, rank, "the send buffer after the send");
-  td_check_guards(out.data, bytes, what);
-  td_buf_free(&out);
-  td_buf_free(&in);
+  td_check(in.host.data, bytes, seed, left, what);
+  td_check_guards(in.host.data, bytes, what);
+  td_check(out.host.data, bytes, seed, rank, "the send buffer after the send");
+  td_check_guards(out.host.data, bytes, what);
+  tdev_buf_free(&out);
+  tdev_buf_free(&in);
 }
 
 /* `n` grouped ring steps queued back to back, one synchronization at the end:
@@ -78,16 +84,17 @@ static void ring_step(symcomm_stream_t stream, size_t bytes, size_t misalign) {
 static void ring_burst(symcomm_stream_t stream, int n, size_t bytes) {
   enum { MAX = 8 };
   TEST_ASSERT(n <= MAX);
-  td_buf_t out[MAX], in[MAX];
+  tdev_buf_t out[MAX], in[MAX];
   uint64_t seed[MAX];
   size_t len[MAX];
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (int k = 0; k < n; k++) {
     seed[k] = next_seed();
     len[k] = bytes + (size_t)k * 4099; /* never a whole number of chunks */
-    out[k] = td_buf_alloc(len[k], (size_t)k);
-    in[k] = td_buf_alloc(len[k], (size_t)k * 5);
-    td_fill(out[k].data, len[k], seed[k], rank);
+    out[k] = tdev_buf_alloc(len[k], (size_t)k);
+    in[k] = tdev_buf_alloc(len[k], (size_t)k * 5);
+    td_fill(out[k].host.data, len[k], seed[k], rank);
+    tdev_buf_push(&out[k]);
   }
   for (int k = 0; k < n; k++) {
     TEST_OK(symcomm_group_start());
@@ -99,11 +106,13 @@ static void ring_burst(symcomm_stream_t stream, int n, size_t bytes) {
   for (int k = 0; k < n; k++) {
     char what[96];
     snprintf(what, sizeof(what), "message %d of %d back to back (%zu bytes)", k, n, len[k]);
-    td_check(in[k].data, len[k], seed[k], left, what);
-    td_check_guards(in[k].data, len[k], what);
-    td_check(out[k].data, len[k], seed[k], rank, "a send buffer after the burst");
-    td_buf_free(&out[k]);
-    td_buf_free(&in[k]);
+    tdev_buf_pull(&in[k]);
+    tdev_buf_pull(&out[k]);
+    td_check(in[k].host.data, len[k], seed[k], left, what);
+    td_check_guards(in[k].host.data, len[k], what);
+    td_check(out[k].host.data, len[k], seed[k], rank, "a send buffer after the burst");
+    tdev_buf_free(&out[k]);
+    tdev_buf_free(&in[k]);
   }
 }
 
@@ -122,17 +131,19 @@ static void test_sizes(symcomm_stream_t stream) {
   for (int k = 0; k < 2; k++) {
     uint64_t seed = next_seed();
     size_t bytes = counts[k] * td_dtype_size(types[k]);
-    td_buf_t a = td_buf_alloc(bytes, 0), b = td_buf_alloc(bytes, 0);
-    td_fill(a.data, bytes, seed, rank);
+    tdev_buf_t a = tdev_buf_alloc(bytes, 0), b = tdev_buf_alloc(bytes, 0);
+    td_fill(a.host.data, bytes, seed, rank);
+    tdev_buf_push(&a);
     TEST_OK(symcomm_group_start());
     TEST_OK(symcomm_send(a.data, counts[k], types[k], right, comm, stream));
     TEST_OK(symcomm_recv(b.data, counts[k], types[k], left, comm, stream));
     TEST_OK(symcomm_group_end());
     TEST_OK(symcomm_stream_synchronize(stream));
-    td_check(b.data, bytes, seed, left, symcomm_dtype_string(types[k]));
-    td_check_guards(b.data, bytes, symcomm_dtype_string(types[k]));
-    td_buf_free(&a);
-    td_buf_free(&b);
+    tdev_buf_pull(&b);
+    td_check(b.host.data, bytes, seed, left, symcomm_dtype_string(types[k]));
+    td_check_guards(b.host.data, bytes, symcomm_dtype_string(types[k]));
+    tdev_buf_free(&a);
+    tdev_buf_free(&b);
   }
 }
 
@@ -147,10 +158,11 @@ static void test_order(symcomm_stream_t stream) {
   if (rank > 1)
     return;
   uint64_t seed = next_seed();
-  td_buf_t values = td_buf_alloc(N * sizeof(uint64_t), 0);
+  tdev_buf_t values = tdev_buf_alloc(N * sizeof(uint64_t), 0);
   uint64_t *v = (uint64_t *)values.data;
   if (rank == 0) {
-    td_fill(v, N * sizeof(uint64_t), seed, 0);
+    td_fill(values.host.data, N * sizeof(uint64_t), seed, 0);
+    tdev_buf_push(&values);
     for (int i = 0; i < N; i++)
       TEST_OK(symcomm_send(&v[i], 1, SYMCOMM_UINT64, 1, comm, stream));
   } else {
@@ -158,9 +170,11 @@ static void test_order(symcomm_stream_t stream) {
       TEST_OK(symcomm_recv(&v[i], 1, SYMCOMM_UINT64, 0, comm, stream));
   }
   TEST_OK(symcomm_stream_synchronize(stream));
-  td_check(v, N * sizeof(uint64_t), seed, 0, rank == 1 ? "10,000 messages in order" : "sent");
-  td_check_guards(v, N * sizeof(uint64_t), "10,000 messages");
-  td_buf_free(&values);
+  tdev_buf_pull(&values);
+  td_check(values.host.data, N * sizeof(uint64_t), seed, 0,
+           rank == 1 ? "10,000 messages in order" : "sent");
+  td_check_guards(values.host.data, N * sizeof(uint64_t), "10,000 messages");
+  tdev_buf_free(&values);
 }
 
 /* Which of the two messages (seeds) `buf` holds whole: 0, 1, or -1. */
@@ -184,10 +198,12 @@ static void test_streams(symcomm_stream_t s1) {
   enum { BYTES = 3u << 20, ROUNDS = 8 };
   for (int round = 0; round < ROUNDS; round++) {
     uint64_t seeds[2] = {next_seed(), next_seed()};
-    td_buf_t m0 = td_buf_alloc(BYTES, 0), m1 = td_buf_alloc(BYTES, 1);
+    tdev_buf_t m0 = tdev_buf_alloc(BYTES, 0), m1 = tdev_buf_alloc(BYTES, 1);
     if (rank == 0) {
-      td_fill(m0.data, BYTES, seeds[0], 0);
-      td_fill(m1.data, BYTES, seeds[1], 0);
+      td_fill(m0.host.data, BYTES, seeds[0], 0);
+      td_fill(m1.host.data, BYTES, seeds[1], 0);
+      tdev_buf_push(&m0);
+      tdev_buf_push(&m1);
       TEST_OK(symcomm_send(m0.data, BYTES, SYMCOMM_UINT8, 1, comm, s1));
       TEST_OK(symcomm_send(m1.data, BYTES, SYMCOMM_UINT8, 1, comm, s2));
     } else {
@@ -197,13 +213,15 @@ static void test_streams(symcomm_stream_t s1) {
     }
     TEST_OK(symcomm_stream_synchronize(s1));
     TEST_OK(symcomm_stream_synchronize(s2));
-    int a = which_message(m0.data, BYTES, seeds), b = which_message(m1.data, BYTES, seeds);
+    tdev_buf_pull(&m0);
+    tdev_buf_pull(&m1);
+    int a = which_message(m0.host.data, BYTES, seeds), b = which_message(m1.host.data, BYTES, seeds);
     TEST_ASSERT(a >= 0 && b >= 0 && a != b, "round %d: the buffers hold messages %d and %d", round,
                 a, b);
-    td_check_guards(m0.data, BYTES, "first buffer");
-    td_check_guards(m1.data, BYTES, "second buffer");
-    td_buf_free(&m0);
-    td_buf_free(&m1);
+    td_check_guards(m0.host.data, BYTES, "first buffer");
+    td_check_guards(m1.host.data, BYTES, "second buffer");
+    tdev_buf_free(&m0);
+    tdev_buf_free(&m1);
   }
   TEST_OK(symcomm_stream_destroy(s2));
 }
@@ -211,9 +229,10 @@ static void test_streams(symcomm_stream_t s1) {
 static void test_mismatch(symcomm_stream_t stream) {
   if (rank > 1)
     return;
-  td_buf_t buf = td_buf_alloc(300, 0);
+  tdev_buf_t buf = tdev_buf_alloc(300, 0);
   if (rank == 0) {
-    td_fill(buf.data, 100, next_seed(), 0);
+    td_fill(buf.host.data, 100, next_seed(), 0);
+    tdev_buf_push(&buf);
     TEST_OK(symcomm_send(buf.data, 100, SYMCOMM_UINT8, 1, comm, stream));
   } else {
     TEST_OK(symcomm_recv(buf.data, 200, SYMCOMM_UINT8, 0, comm, stream));
@@ -225,16 +244,17 @@ static void test_mismatch(symcomm_stream_t stream) {
               "the sentence does not name both sizes: %s", why);
   TEST_ASSERT(test_contains(why, rank == 0 ? "this send to rank 1" : "this receive from rank 0"),
               "%s", why);
+  tdev_buf_pull(&buf);
   if (rank == 1) /* a refused message writes nothing */
-    td_check_untouched(buf.data, 300, "the receive buffer of a refused message");
-  td_check_guards(buf.data, 300, "mismatch");
+    td_check_untouched(buf.host.data, 300, "the receive buffer of a refused message");
+  td_check_guards(buf.host.data, 300, "mismatch");
   /* The failed stream stays failed. */
   TEST_ASSERT(symcomm_stream_query(stream) == res);
-  td_buf_free(&buf);
+  tdev_buf_free(&buf);
 }
 
 static void test_args(symcomm_stream_t stream) {
-  unsigned char b[8];
+  unsigned char *b = tdev_alloc(8);
   TEST_EXPECT_RESULT(symcomm_send(b, 8, SYMCOMM_UINT8, rank, comm, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(test_contains(symcomm_last_error(comm), "this rank itself"));
   TEST_EXPECT_RESULT(symcomm_send(b, 8, SYMCOMM_UINT8, size, comm, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
@@ -253,15 +273,17 @@ static void test_args(symcomm_stream_t stream) {
   /* Nothing was queued: the stream is idle and a real exchange still works. */
   TEST_OK(symcomm_stream_query(stream));
   ring_step(stream, 100, 0);
+  tdev_free(b);
 }
 
 static void test_alltoall(symcomm_stream_t stream) {
   enum { BYTES = (1u << 20) + 5 };
   size_t n = (size_t)size;
   uint64_t seed = next_seed(); /* the block for rank `to` uses seed + to */
-  td_buf_t out = td_buf_alloc(BYTES * n, 0), in = td_buf_alloc(BYTES * n, 0);
+  tdev_buf_t out = tdev_buf_alloc(BYTES * n, 0), in = tdev_buf_alloc(BYTES * n, 0);
   for (int r = 0; r < size; r++)
-    td_fill(out.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)r, rank);
+    td_fill(out.host.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)r, rank);
+  tdev_buf_push(&out);
   TEST_OK(symcomm_group_start());
   for (int k = 1; k < size; k++) {
     int to = (rank + k) % size, from = (rank + size - k) % size;
@@ -270,18 +292,20 @@ static void test_alltoall(symcomm_stream_t stream) {
   }
   TEST_OK(symcomm_group_end());
   TEST_OK(symcomm_stream_synchronize(stream));
+  tdev_buf_pull(&in);
+  tdev_buf_pull(&out);
   for (int r = 0; r < size; r++) {
     char what[64];
     snprintf(what, sizeof(what), "all-to-all block from rank %d", r);
     if (r != rank)
-      td_check(in.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)rank, r, what);
+      td_check(in.host.data + (size_t)r * BYTES, BYTES, seed + (uint64_t)rank, r, what);
     else /* nobody sends a rank its own block */
-      td_check_untouched(in.data + (size_t)r * BYTES, BYTES, what);
+      td_check_untouched(in.host.data + (size_t)r * BYTES, BYTES, what);
   }
-  td_check_guards(in.data, BYTES * n, "all-to-all receive buffer");
-  td_check_guards(out.data, BYTES * n, "all-to-all send buffer");
-  td_buf_free(&out);
-  td_buf_free(&in);
+  td_check_guards(in.host.data, BYTES * n, "all-to-all receive buffer");
+  td_check_guards(out.host.data, BYTES * n, "all-to-all send buffer");
+  tdev_buf_free(&out);
+  tdev_buf_free(&in);
 }
 
 static void test_big_group(symcomm_stream_t stream) {
@@ -289,13 +313,14 @@ static void test_big_group(symcomm_stream_t stream) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   size_t chunk = chunk_bytes();
   uint64_t seed = next_seed(); /* message k uses seed + k */
-  td_buf_t out[N], in[N];
+  tdev_buf_t out[N], in[N];
   size_t len[N];
   for (int k = 0; k < N; k++) {
     len[k] = k % 10 == 0 ? 2 * chunk + (size_t)k : 8 + (size_t)k; /* some of several chunks */
-    out[k] = td_buf_alloc(len[k], (size_t)k % 4);
-    in[k] = td_buf_alloc(len[k], 0);
-    td_fill(out[k].data, len[k], seed + (uint64_t)k, rank);
+    out[k] = tdev_buf_alloc(len[k], (size_t)k % 4);
+    in[k] = tdev_buf_alloc(len[k], 0);
+    td_fill(out[k].host.data, len[k], seed + (uint64_t)k, rank);
+    tdev_buf_push(&out[k]);
   }
   /* Messages 0..RIGHT-1 go right, the others left (to the left neighbour,
    * which takes them as receives from its right). */
@@ -315,75 +340,101 @@ static void test_big_group(symcomm_stream_t stream) {
   for (int k = 0; k < N; k++) {
     char what[64];
     snprintf(what, sizeof(what), "message %d of a group of %d", k, 2 * N);
-    td_check(in[k].data, len[k], seed + (uint64_t)k, k < RIGHT ? left : right, what);
-    td_check_guards(in[k].data, len[k], what);
-    td_buf_free(&out[k]);
-    td_buf_free(&in[k]);
+    tdev_buf_pull(&in[k]);
+    td_check(in[k].host.data, len[k], seed + (uint64_t)k, k < RIGHT ? left : right, what);
+    td_check_guards(in[k].host.data, len[k], what);
+    tdev_buf_free(&out[k]);
+    tdev_buf_free(&in[k]);
   }
 }
 
+/* Of several host copies, the one that holds device address p. */
+static tdev_mirror_t *copy_holding(tdev_mirror_t *copies, int n, const void *p) {
+  for (int k = 0; k < n; k++)
+    if ((const unsigned char *)p >= copies[k].dev && (const unsigned char *)p < copies[k].dev + copies[k].bytes)
+      return &copies[k];
+  TEST_ASSERT(0, "%p is in none of the buffers", p);
+}
+
 static void test_window(symcomm_stream_t stream) {
-  enum { BYTES = (5u << 20) + 11, GAP = 4096 };
+  enum { BYTES = (5u << 20) + 11, GAP = 4096, TOTAL = 2 * BYTES + 3 * GAP };
   symcomm_window_t win;
-  TEST_OK(symcomm_window_alloc(comm, 2 * BYTES + 3 * GAP, &win));
+  TEST_OK(symcomm_window_alloc(comm, TOTAL, &win));
   /* Two buffers in the window, each with room for guards around it. */
   unsigned char *base = symcomm_window_local(win);
   unsigned char *in_window = base + GAP + 3, *src_in_window = base + 2 * GAP + BYTES;
-  td_buf_t plain = td_buf_alloc(BYTES, 0), out = td_buf_alloc(BYTES, 0);
+  tdev_buf_t plain = tdev_buf_alloc(BYTES, 0), out = tdev_buf_alloc(BYTES, 0);
+  /* Host copies of the window and of both plain buffers (guards included). */
+  tdev_mirror_t copies[3] = {tdev_mirror(base, TOTAL), tdev_buf_mirror(&plain), tdev_buf_mirror(&out)};
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (int round = 0; round < 4; round++) {
     /* Alternate: into the window (direct), into plain memory (staged), and
      * sending from the window too. */
     unsigned char *dst = round % 2 == 0 ? in_window : plain.data;
     unsigned char *src = round == 2 ? src_in_window : out.data;
+    tdev_mirror_t *dc = copy_holding(copies, 3, dst), *sc = copy_holding(copies, 3, src);
+    unsigned char *hdst = tdev_host_of(dc, dst), *hsrc = tdev_host_of(sc, src);
     size_t bytes = round == 3 ? 0 : BYTES - (size_t)round;
     uint64_t seed = next_seed();
-    td_fill(src, bytes, seed, rank);
-    td_reset(dst, bytes);
-    td_arm_guards(dst, bytes);
+    td_fill(hsrc, bytes, seed, rank);
+    td_reset(hdst, bytes);
+    td_arm_guards(hdst, bytes);
+    tdev_mirror_push(sc, src, bytes);
+    tdev_mirror_push(dc, dst - TD_GUARD, bytes + 2 * TD_GUARD);
     TEST_OK(symcomm_group_start());
     TEST_OK(symcomm_send(src, bytes, SYMCOMM_UINT8, right, comm, stream));
     TEST_OK(symcomm_recv(dst, bytes, SYMCOMM_UINT8, left, comm, stream));
     TEST_OK(symcomm_group_end());
     TEST_OK(symcomm_stream_synchronize(stream));
+    tdev_mirror_pull(dc, dst - TD_GUARD, bytes + 2 * TD_GUARD);
+    tdev_mirror_pull(sc, src, bytes);
     const char *what = round % 2 == 0 ? "into a window" : "staged";
-    td_check(dst, bytes, seed, left, what);
-    td_check_guards(dst, bytes, what);
-    td_check(src, bytes, seed, rank, "the send buffer afterwards");
+    td_check(hdst, bytes, seed, left, what);
+    td_check_guards(hdst, bytes, what);
+    td_check(hsrc, bytes, seed, rank, "the send buffer afterwards");
   }
   /* Ungrouped into a window, one direction. */
+  tdev_mirror_t *wc = &copies[0];
+  unsigned char *hwin = tdev_host_of(wc, in_window);
   if (rank < 2 && size >= 2) {
     uint64_t seed = next_seed();
     if (rank == 0) {
-      td_fill(out.data, 12345, seed, 0);
+      td_fill(out.host.data, 12345, seed, 0);
+      tdev_buf_push(&out);
       TEST_OK(symcomm_send(out.data, 12345, SYMCOMM_UINT8, 1, comm, stream));
     } else {
-      td_reset(in_window, 12345);
-      td_arm_guards(in_window, 12345);
+      td_reset(hwin, 12345);
+      td_arm_guards(hwin, 12345);
+      tdev_mirror_push(wc, in_window - TD_GUARD, 12345 + 2 * TD_GUARD);
       TEST_OK(symcomm_recv(in_window, 12345, SYMCOMM_UINT8, 0, comm, stream));
     }
     TEST_OK(symcomm_stream_synchronize(stream));
     if (rank == 1) {
-      td_check(in_window, 12345, seed, 0, "ungrouped into a window");
-      td_check_guards(in_window, 12345, "ungrouped into a window");
+      tdev_mirror_pull(wc, in_window - TD_GUARD, 12345 + 2 * TD_GUARD);
+      td_check(hwin, 12345, seed, 0, "ungrouped into a window");
+      td_check_guards(hwin, 12345, "ungrouped into a window");
     }
     /* A size mismatch is caught the same way when the receive is in a
      * window, and writes nothing there. */
     if (rank == 0) {
       TEST_OK(symcomm_send(out.data, 64, SYMCOMM_UINT8, 1, comm, stream));
     } else {
-      td_reset(in_window, 128);
+      td_reset(hwin, 128);
+      tdev_mirror_push(wc, in_window, 128);
       TEST_OK(symcomm_recv(in_window, 128, SYMCOMM_UINT8, 0, comm, stream));
     }
     TEST_ASSERT(symcomm_stream_synchronize(stream) != SYMCOMM_OK);
     TEST_ASSERT(test_contains(symcomm_last_error(comm), "64 bytes") &&
                     test_contains(symcomm_last_error(comm), "128 bytes"),
                 "%s", symcomm_last_error(comm));
-    if (rank == 1)
-      td_check_untouched(in_window, 128, "a window receive of a refused message");
+    if (rank == 1) {
+      tdev_mirror_pull(wc, in_window, 128);
+      td_check_untouched(hwin, 128, "a window receive of a refused message");
+    }
   }
-  td_buf_free(&plain);
-  td_buf_free(&out);
+  tdev_mirror_free(&copies[0]);
+  tdev_buf_free(&plain);
+  tdev_buf_free(&out);
   TEST_OK(symcomm_window_free(win));
 }
 
@@ -395,6 +446,7 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_init_from_env(&comm, NULL));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &size));
+  tdev_open(comm);
   symcomm_stream_t stream;
   TEST_OK(symcomm_stream_create(comm, &stream));
   const char *what = argv[1];
@@ -421,6 +473,7 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_stream_destroy(stream));
   TEST_OK(symcomm_comm_destroy(comm));
   if (rank == 0)
-    printf("test_p2p %s: passed on %d ranks\n", what, size);
+    printf("test_p2p %s: passed on %d ranks (%s backend)\n", what, size,
+           tdev_cuda() ? "cuda" : "host");
   return 0;
 }

@@ -6,12 +6,15 @@
  *     registered windows' pads kept apart; ranks that disagree on the kind
  *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
  *     a freed window, registering foreign memory, freeing a registered buffer,
- *     a size too large to round up to whole pages */
+ *     a size too large to round up to whole pages
+ * Window memory and sources are the rank's device memory on any backend
+ * (tests/common/test_device.h): the test writes and reads host copies. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_data.h"
+#include "test_device.h"
 #include "test_util.h"
 
 static symcomm_comm_t comm;
@@ -61,23 +64,29 @@ static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_
   }
   enum { BYTES = 100000 };
   uint64_t seed = 77 + base; /* one per call of this function */
-  unsigned char *src = malloc(BYTES);
-  td_fill(src, BYTES, seed, rank);
+  tdev_buf_t src = tdev_buf_alloc(BYTES, 0);
+  td_fill(src.host.data, BYTES, seed, rank);
+  tdev_buf_push(&src);
   /* The buffer starts as the sentinel, so that bytes the puts should not
    * touch can be checked too: each rank resets its own, then tells the rank
    * that puts into it. */
-  unsigned char *mine = (unsigned char *)symcomm_window_local(win);
   size_t wbytes = symcomm_window_size(win);
+  tdev_mirror_t copy = tdev_mirror(symcomm_window_local(win), wbytes);
+  unsigned char *mine = copy.host;
   td_reset(mine, wbytes);
+  tdev_mirror_push(&copy, copy.dev, wbytes);
   TEST_OK(symcomm_signal(win, prev, 6, 1, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_wait_signal(win, 6, SYMCOMM_CMP_GE, 1, stream)); /* next has reset */
+  /* The id comes from host memory (the stack): put takes any memory of this
+   * rank as its source. */
   uint64_t id = td_mix(seed, rank, 0);
   TEST_OK(symcomm_put(win, next, base, &id, sizeof(id), stream));
-  TEST_OK(symcomm_put_signal(win, next, base + 64, src, BYTES, 3, 1, SYMCOMM_SIGNAL_ADD, stream));
+  TEST_OK(symcomm_put_signal(win, next, base + 64, src.data, BYTES, 3, 1, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_signal(win, next, 5, 42, SYMCOMM_SIGNAL_SET, stream));
   TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_GE, 1, stream));
   TEST_OK(symcomm_wait_signal(win, 5, SYMCOMM_CMP_EQ, 42, stream));
   TEST_OK(symcomm_stream_synchronize(stream));
+  tdev_mirror_pull(&copy, copy.dev, wbytes);
   uint64_t got;
   memcpy(&got, mine + base, sizeof(got));
   TEST_ASSERT(got == td_mix(seed, prev, 0), "the id put by rank %d is 0x%llx", prev,
@@ -90,7 +99,8 @@ static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_
   TEST_OK(symcomm_signal(win, next, 3, 2, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_EQ, 3, stream));
   TEST_OK(symcomm_stream_synchronize(stream));
-  free(src);
+  tdev_mirror_free(&copy);
+  tdev_buf_free(&src);
 }
 
 static void test_register(symcomm_stream_t stream) {
@@ -183,6 +193,7 @@ int main(void) {
   TEST_OK(symcomm_comm_host_index(comm, &host));
   TEST_OK(symcomm_comm_local_rank(comm, &local_rank));
   TEST_OK(symcomm_comm_local_size(comm, &local_size));
+  tdev_open(comm);
   symcomm_stream_t stream;
   TEST_OK(symcomm_stream_create(comm, &stream));
   test_pointers();
@@ -195,6 +206,6 @@ int main(void) {
   TEST_OK(symcomm_stream_destroy(stream));
   TEST_OK(symcomm_comm_destroy(comm));
   if (rank == 0)
-    printf("test_window: passed on %d ranks\n", size);
+    printf("test_window: passed on %d ranks (%s backend)\n", size, tdev_cuda() ? "cuda" : "host");
   return 0;
 }

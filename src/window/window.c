@@ -312,7 +312,9 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
                     view->nranks);
   /* Shapes first, in the same buffer (a status is larger than a shape). */
   _Static_assert(sizeof(sc_window_status_t) >= sizeof(sc_window_shape_t), "shapes fit statuses");
-  sc_result_t res = sc_window_agree(view, rounded, user_mem != NULL, (sc_window_shape_t *)(void *)all);
+  /* The sizes as asked: sizes that differ are a mistake even where they
+   * round up to the same granule (2 MiB on a GPU). */
+  sc_result_t res = sc_window_agree(view, bytes, user_mem != NULL, (sc_window_shape_t *)(void *)all);
   if (res != SYMCOMM_OK) {
     free(all);
     return res;

@@ -392,7 +392,9 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * truncates. In place: sendbuf == recvbuf, and for allgather sendbuf ==
  * recvbuf + rank * sendcount, for reducescatter recvbuf == sendbuf + rank *
  * recvcount (elements). Collectives of one communicator run in call order even
- * on different streams (the later waits for the earlier, as for an event);
+ * on different streams (the later waits for the earlier, as for an event;
+ * not when either stream is being captured into a CUDA graph: order a
+ * graph's launches against other collectives of comm yourself, as with NCCL);
  * once one failed on this rank, every later one fails (the ranks are out of
  * step): refused by the call when the failure is known by then, else when it
  * runs.

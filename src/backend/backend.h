@@ -99,6 +99,9 @@ typedef struct sc_backend_ops {
    * destroy forgets it and leaves the native stream alone. UNSUPPORTED on a
    * backend without native streams. */
   sc_result_t (*stream_wrap)(sc_device_t *device, void *native, sc_stream_t **stream);
+  /* Whether work queued on the stream now goes into a graph being captured
+   * (CUDA stream capture) rather than running: legal to ask during capture. */
+  bool (*stream_capturing)(sc_stream_t *stream);
   /* Waits for the queued work (or its failure), then frees. */
   void (*stream_destroy)(sc_stream_t *stream);
   /* OK when done; the stream's error if it stopped; TIMEOUT at the deadline

@@ -85,7 +85,11 @@ sc_result_t sc_stream_follow(const struct symcomm_stream *before, struct symcomm
   /* Under the registry lock a destroy cannot free it while we record. One
    * destroyed has finished its work. */
   pthread_mutex_lock(&sc_streams_lock);
-  if (before != NULL && before != after && sc_stream_registered(before)) {
+  /* A graph being captured cannot wait for work outside it, nor work outside
+   * for a node in it: when either stream captures, ordering the graph's
+   * launches against eager calls is the caller's (as with NCCL). */
+  if (before != NULL && before != after && sc_stream_registered(before) &&
+      !before->ops->stream_capturing(before->stream) && !after->ops->stream_capturing(after->stream)) {
     res = before->ops->event_record(event, before->stream);
     if (res == SYMCOMM_OK)
       res = after->ops->stream_wait_event(after->stream, event);

@@ -37,6 +37,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
 
     .stream_create = sc_cuda_stream_create,
     .stream_wrap = sc_cuda_stream_wrap,
+    .stream_capturing = sc_cuda_stream_capturing,
     .stream_destroy = sc_cuda_stream_destroy,
     .stream_synchronize = sc_cuda_stream_synchronize,
     .stream_query = sc_cuda_stream_query,

@@ -120,6 +120,7 @@ void sc_cuda_mem_free(sc_devmem_t *mem);
 /* ---- cuda_stream.c */
 sc_result_t sc_cuda_stream_create(sc_device_t *device, sc_stream_t **stream);
 sc_result_t sc_cuda_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);
+bool sc_cuda_stream_capturing(sc_stream_t *stream);
 void sc_cuda_stream_destroy(sc_stream_t *stream);
 sc_result_t sc_cuda_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms);
 sc_result_t sc_cuda_stream_query(sc_stream_t *stream);

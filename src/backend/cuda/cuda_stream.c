@@ -222,3 +222,10 @@ sc_result_t sc_cuda_copy(sc_stream_t *stream, void *dst, const void *src, size_t
   sc_cuda_leave(&scope);
   return res;
 }
+
+bool sc_cuda_stream_capturing(sc_stream_t *stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (sc_cu.cuStreamIsCapturing(stream->stream, &status) != CUDA_SUCCESS)
+    return false;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}

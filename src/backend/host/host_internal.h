@@ -56,6 +56,7 @@ sc_result_t sc_host_copy(sc_stream_t *stream, void *dst, const void *src, size_t
 sc_result_t sc_host_launch(sc_stream_t *stream, sc_program_t program, const void *args,
                            size_t args_bytes, const sc_launch_t *how);
 sc_result_t sc_host_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);
+bool sc_host_stream_capturing(sc_stream_t *stream);
 sc_result_t sc_host_event_record(sc_event_t *event, sc_stream_t *stream);
 sc_result_t sc_host_stream_wait_event(sc_stream_t *stream, sc_event_t *event);
 

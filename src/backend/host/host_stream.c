@@ -342,3 +342,9 @@ sc_result_t sc_host_stream_wrap(sc_device_t *device, void *native, sc_stream_t *
                   "the simulated-GPU backend has no native streams to wrap (a CUDA stream needs "
                   "the CUDA backend)");
 }
+
+/* The simulated backend has no graphs: its streams always run their work. */
+bool sc_host_stream_capturing(sc_stream_t *stream) {
+  (void)stream;
+  return false;
+}

@@ -140,8 +140,31 @@ extern const sc_backend_ops_t sc_backend_host;
  * what it needs of this library (errors and logging, so that its sentences
  * become the caller's) and returns its ops table, or NULL when `services`
  * comes from another build. */
+/* What the two objects must agree on beyond the ops table: the layouts the
+ * host code and the kernels share (arguments, descriptors, counters, status
+ * blocks, error records) and the programs' numbering. A backend built from
+ * other sources refuses a library whose value differs. */
+#define SC_BACKEND_ABI_MIX(h, v) (((h) ^ (uint64_t)(v)) * 0x100000001b3ull)
+#define SC_BACKEND_ABI                                                                             \
+  SC_BACKEND_ABI_MIX(                                                                              \
+      SC_BACKEND_ABI_MIX(                                                                          \
+          SC_BACKEND_ABI_MIX(                                                                      \
+              SC_BACKEND_ABI_MIX(                                                                  \
+                  SC_BACKEND_ABI_MIX(                                                              \
+                      SC_BACKEND_ABI_MIX(SC_BACKEND_ABI_MIX(SC_BACKEND_ABI_MIX(                     \
+                                                                0xcbf29ce484222325ull,             \
+                                                                sizeof(sc_backend_ops_t)),         \
+                                                            sizeof(sc_coll_args_t)),               \
+                                         sizeof(sc_coll_desc_t)),                                  \
+                      sizeof(sc_coll_sync_t)),                                                     \
+                  sizeof(sc_coll_state_t)),                                                        \
+              sizeof(sc_dev_status_t)),                                                            \
+          sizeof(sc_dev_error_t)),                                                                 \
+      SC_PROGRAM_COUNT * 1000 + SC_MAX_LOCAL_RANKS)
+
 typedef struct sc_backend_services {
   size_t size; /* sizeof(sc_backend_services_t) */
+  uint64_t abi; /* SC_BACKEND_ABI of the library */
   sc_result_t (*raise)(sc_result_t result, int subsys, const char *file, int line, const char *fmt,
                        ...) __attribute__((format(printf, 5, 6)));
   sc_result_t (*pass)(sc_result_t result, const char *text);

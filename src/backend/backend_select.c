@@ -21,6 +21,7 @@ static char sc_cuda_missing[PATH_MAX + 256]; /* why there is no ops table */
 
 static const sc_backend_services_t sc_services = {
     .size = sizeof(sc_backend_services_t),
+    .abi = SC_BACKEND_ABI,
     .raise = sc_error_raise,
     .pass = sc_error_pass,
     .log = sc_log,

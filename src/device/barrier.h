@@ -144,10 +144,15 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
         err->a = r;
         err->b = (int64_t)theirs;
         err->c = (int64_t)tag;
-        /* No mark: every rank passed this barrier and finds a tag that
-         * differs from its own, while a mark could reach a rank that has not
-         * seen every arrival yet (they go out one rank after another) and
-         * turn its sentence into another. */
+        /* No mark for the others: every rank passed this barrier and finds
+         * a tag that differs from its own, while a mark could reach a rank
+         * that has not seen every arrival yet (they go out one rank after
+         * another) and turn its sentence into another. A mark in this rank's
+         * own sync block only: its other blocks, which may wait for
+         * namesakes that never come (ranks that disagree on the number of
+         * blocks), stop at once instead of at the timeout. */
+        if (sc_dev_load(&mine->fail[me]) == 0)
+          sc_dev_store(&mine->fail[me], sc_dev_relay_pack(0, me, -1));
         return err->kind;
       }
     }

@@ -25,6 +25,7 @@ static const sc_backend_ops_t *B;
 
 static const sc_backend_services_t services = {
     .size = sizeof(sc_backend_services_t),
+    .abi = SC_BACKEND_ABI,
     .raise = sc_error_raise,
     .pass = sc_error_pass,
     .log = sc_log,
@@ -223,6 +224,9 @@ int main(int argc, char **argv) {
   sc_backend_services_t other = services;
   other.size -= sizeof(void *);
   TEST_ASSERT(entry(&other) == NULL, "services of another size were accepted");
+  other = services;
+  other.abi ^= 1; /* a library whose shared layouts differ */
+  TEST_ASSERT(entry(&other) == NULL, "services of another build's layouts were accepted");
   TEST_ASSERT(entry(NULL) == NULL);
   B = entry(&services);
   TEST_ASSERT(B != NULL);

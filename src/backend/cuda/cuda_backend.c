@@ -56,8 +56,9 @@ static const sc_backend_ops_t sc_backend_cuda = {
 
 __attribute__((visibility("default"))) const sc_backend_ops_t *
 symcomm_cuda_backend(const sc_backend_services_t *services) {
-  if (services == NULL || services->size != sizeof(sc_backend_services_t))
-    return NULL;
+  if (services == NULL || services->size != sizeof(sc_backend_services_t) ||
+      services->abi != SC_BACKEND_ABI)
+    return NULL; /* another build: shared layouts may differ */
   sc_cuda_services_set(services);
   return &sc_backend_cuda;
 }

@@ -298,6 +298,9 @@ static int nc_free(void *self, void *buf) {
 static int nc_upload(void *self, void *dst, const void *src, size_t bytes) {
   nc_engine_t *e = self;
   NC_CUDA(e, "cudaMemcpy", e->rt->Memcpy(dst, src, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
+  /* From pageable memory the copy may land after cudaMemcpy returns, and the
+   * engine's stream is non-blocking: wait for it. */
+  NC_CUDA(e, "cudaDeviceSynchronize", e->rt->DeviceSynchronize());
   return 0;
 }
 

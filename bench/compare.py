@@ -8,7 +8,7 @@ markdown table for docs/PERFORMANCE.md:
     python3 bench/compare.py build/bench-results/<date>/            # the summary
     python3 bench/compare.py --all build/bench-results/<date>/      # every size too
 
-The summary gives, for each rank count, all-reduce latency at 8 B and bus
+The summary gives, for each rank count, the operation's latency at 8 B and bus
 bandwidth at 2 MiB and 16 MiB of each engine and the ratio symcomm / peer.
 Exit status 1 when any row has wrong elements or no file could be read.
 Standard library only.
@@ -141,19 +141,19 @@ def summary(res, subject, peer, lat_size, bw_sizes):
     for n in res.nranks():
         t_p, t_s = res.get(peer, n, lat_size, "time"), res.get(subject, n, lat_size, "time")
         d = digits_for(t_p or t_s)
-        out.append(f"| all-reduce {size_text(lat_size)}, latency (µs, lower is better) | {n} | "
+        out.append(f"| {res.op} {size_text(lat_size)}, latency (µs, lower is better) | {n} | "
                    f"{cell(t_p, d)} | {cell(t_s, d)} | {ratio(t_s, t_p)} |")
         for b in bw_sizes:
             b_p, b_s = res.get(peer, n, b, "busbw"), res.get(subject, n, b, "busbw")
             d = digits_for(b_p or b_s)
-            out.append(f"| all-reduce {size_text(b)}, busbw (GB/s, higher is better) | {n} | "
+            out.append(f"| {res.op} {size_text(b)}, busbw (GB/s, higher is better) | {n} | "
                        f"{cell(b_p, d)} | {cell(b_s, d)} | {ratio(b_s, b_p)} |")
     return out
 
 
 def every_size(res, subject, peer, n):
     sname, pname = engine_name(subject), engine_name(peer)
-    out = [f"All-reduce, {n} ranks (medians):", "",
+    out = [f"{res.op}, {n} ranks (medians):", "",
            f"| size | {pname} time (µs) | {sname} time (µs) | time {sname} / {pname} | "
            f"{pname} busbw (GB/s) | {sname} busbw (GB/s) | busbw {sname} / {pname} |",
            "|---:|---:|---:|---:|---:|---:|---:|"]

@@ -181,9 +181,7 @@ PERF_ALL := $(BUILD)/bin/symcomm-run -n 8 -- $(BUILD)/bin/symcomm-perf -o all -d
 run:
 	@echo "make all (quietly), then the demo"
 	@$(MAKE) --no-print-directory all >/dev/null
-	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/bin/symcomm-topo
-	$(BUILD)/bin/symcomm-run -n 8 --hosts 2 --timeout 60 -- $(BUILD)/examples/tp_dp
-	$(BUILD)/bin/symcomm-run -n 8 --timeout 120 -- $(BUILD)/bin/symcomm-perf -b 8 -e 2M -f 64 -n 5 -w 1 -c 1
+	@bash examples/demo.sh $(BUILD)
 	@echo "The sweep of every collective and type, 8 B to 4 MiB (a table each): $(PERF_ALL)"
 
 # The suite on this build only, once the tools it needs are there.

@@ -106,12 +106,16 @@ static int sc_init(void *self) {
 }
 
 static void sc_describe(void *self, char *text, size_t len, char *card, size_t card_len) {
+  sc_engine_t *e = self;
   int v = 0;
   symcomm_get_version(&v);
-  const char *backend = getenv("SYMCOMM_BACKEND");
-  snprintf(text, len, "symcomm %d.%d.%d (SYMCOMM_BACKEND=%s)", v / 10000, v / 100 % 100, v % 100,
-           backend && *backend ? backend : "auto");
-  sc_engine_t *e = self;
+  const char *asked = getenv("SYMCOMM_BACKEND");
+  const char *backend = "?";
+  if (e->comm != NULL)
+    symcomm_comm_device(e->comm, &backend, NULL);
+  snprintf(text, len, "symcomm %d.%d.%d (%s backend%s; SYMCOMM_BACKEND=%s)", v / 10000,
+           v / 100 % 100, v % 100, backend,
+           strcmp(backend, "host") == 0 ? ": simulated GPUs" : "", asked && *asked ? asked : "auto");
   if (e->rt != NULL)
     perf_cudart_card(e->rt, e->device, card, card_len);
   else

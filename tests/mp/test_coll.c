@@ -447,6 +447,53 @@ static void test_concurrent(void) {
   TEST_OK(symcomm_comm_destroy(half));
 }
 
+/* A send/recv that fails on the stream of an earlier collective, which had
+ * finished, stops that stream only: a collective on another stream right
+ * after runs on every rank, exact (it once was refused on the ranks of the
+ * failed pair, and the others waited out the timeout). */
+static void test_after_p2p(void) {
+  TEST_ASSERT(nranks >= 3, "needs 3 ranks (a pair that fails and one that does not)");
+  symcomm_stream_t s2;
+  TEST_OK(symcomm_stream_create(comm, &s2));
+  enum { N = 1000 };
+  tdev_buf_t a = tdev_buf_alloc(N * 4, 0), b = tdev_buf_alloc(N * 4, 0);
+  for (int round = 0; round < 2; round++) {
+    uint64_t seed = next_seed();
+    for (size_t i = 0; i < N; i++)
+      ((int32_t *)a.host.data)[i] = (int32_t)td_small_value(seed, rank, i, SYMCOMM_SUM, SYMCOMM_INT32);
+    td_reset(b.host.data, N * 4);
+    tdev_buf_push(&a);
+    tdev_buf_push(&b);
+    symcomm_stream_t first = round == 0 ? stream : s2, other = round == 0 ? s2 : stream;
+    TEST_OK(symcomm_allreduce(a.data, b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, comm, first));
+    TEST_OK(symcomm_stream_synchronize(first));
+    if (round == 0) { /* sizes that differ: both ends of the pair fail, and only its stream stops */
+      if (rank == 0)
+        TEST_OK(symcomm_send(a.data, 10, SYMCOMM_INT32, 1, comm, first));
+      else if (rank == 1)
+        TEST_OK(symcomm_recv(b.data, 20, SYMCOMM_INT32, 0, comm, first));
+      TEST_EXPECT_RESULT(symcomm_stream_synchronize(first),
+                         rank <= 1 ? SYMCOMM_ERR_INVALID_USAGE : SYMCOMM_OK);
+      td_reset(b.host.data, N * 4);
+      tdev_buf_push(&b);
+    }
+    double t0 = test_now();
+    TEST_OK(symcomm_allreduce(a.data, b.data, N, SYMCOMM_INT32, SYMCOMM_SUM, comm, other));
+    TEST_OK(symcomm_stream_synchronize(other));
+    TEST_ASSERT(test_now() - t0 < 5, "the collective after the failed pair took %.1f s",
+                test_now() - t0);
+    tdev_buf_pull(&b);
+    td_check_reduced(b.host.data, N, SYMCOMM_INT32, SYMCOMM_SUM, seed, 0, nranks, "after the pair failed");
+    if (round == 0) { /* the stopped stream is done with: the next round runs on s2 first */
+      TEST_OK(symcomm_stream_destroy(stream));
+      TEST_OK(symcomm_stream_create(comm, &stream));
+    }
+  }
+  tdev_buf_free(&a);
+  tdev_buf_free(&b);
+  TEST_OK(symcomm_stream_destroy(s2));
+}
+
 static void test_args(void) {
   float *buf = tdev_alloc(64 * sizeof(float));
   TEST_EXPECT_RESULT(symcomm_allreduce(buf, buf, 4, (symcomm_dtype_t)99, SYMCOMM_SUM, comm, stream),
@@ -735,7 +782,7 @@ static void test_slow_order(void) {
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|"
-                    "group|choices|stopped|slow_order\n");
+                    "group|choices|stopped|after_p2p|slow_order\n");
     return 2;
   }
   const char *what = argv[1];
@@ -776,6 +823,8 @@ int main(int argc, char **argv) {
     test_group();
   else if (strcmp(what, "choices") == 0)
     test_choices();
+  else if (strcmp(what, "after_p2p") == 0)
+    test_after_p2p();
   else if (strcmp(what, "stopped") == 0)
     test_stopped();
   else if (strcmp(what, "slow_order") == 0)

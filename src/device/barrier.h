@@ -91,6 +91,19 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
                                    uint64_t e, uint64_t tag, sc_dev_error_t *err) {
   int n = d->nranks, me = d->me;
   sc_coll_sync_t *mine = d->sync[me];
+  /* A rank that gave up before this one got here (it was stopped, say):
+   * this barrier was not reached by every rank, so it fails here too, never
+   * completes behind the back of a rank that reported it failed. */
+  uint64_t mark;
+  int s = sc_coll_marked(d, &mark);
+  if (s >= 0) {
+    int why = sc_dev_stopped(ctx);
+    if (why != 0)
+      sc_coll_give_up(d, b, e, why, err);
+    else
+      sc_coll_heard(s, mark, err);
+    return err->kind;
+  }
   if (tag != 0)
     sc_dev_store(&mine->tag[b][e % 2], tag); /* seen by whoever sees the arrival below */
   for (int r = 0; r < n; r++) {
@@ -102,8 +115,7 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
     uint32_t seen = sc_dev_bell_read(&mine->bell);
     if (sc_coll_all_arrived(d, b, e))
       break;
-    uint64_t mark;
-    int s = sc_coll_marked(d, &mark);
+    s = sc_coll_marked(d, &mark);
     if (s >= 0) {
       /* A mark made after everyone arrived here (the rank that made it saw
        * them, so they are visible now): this barrier is done all the same. */

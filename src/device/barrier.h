@@ -82,6 +82,19 @@ SC_DEV_FN void sc_coll_heard(int s, uint64_t mark, sc_dev_error_t *err) {
     err->b = waited_for;
 }
 
+/* Barrier e of block b fails because rank s marked the collectives failed:
+ * with this rank's own stop (its abort) if it has one, even when a peer
+ * that heard of it marked first, else with the mark's sentence. */
+SC_DEV_FN int sc_coll_fail_marked(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
+                                  uint64_t e, int s, uint64_t mark, sc_dev_error_t *err) {
+  int why = sc_dev_stopped(ctx);
+  if (why != 0)
+    sc_coll_give_up(d, b, e, why, err);
+  else
+    sc_coll_heard(s, mark, err);
+  return err->kind;
+}
+
 /* The leader of block b: arrives at barrier e and waits for block b of every
  * rank. A non-zero tag is the call's, at its first barrier: it goes out before
  * the arrival and is compared with every rank's once all arrived (slots
@@ -96,14 +109,8 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
    * completes behind the back of a rank that reported it failed. */
   uint64_t mark;
   int s = sc_coll_marked(d, &mark);
-  if (s >= 0) {
-    int why = sc_dev_stopped(ctx);
-    if (why != 0)
-      sc_coll_give_up(d, b, e, why, err);
-    else
-      sc_coll_heard(s, mark, err);
-    return err->kind;
-  }
+  if (s >= 0)
+    return sc_coll_fail_marked(ctx, d, b, e, s, mark, err);
   if (tag != 0)
     sc_dev_store(&mine->tag[b][e % 2], tag); /* seen by whoever sees the arrival below */
   for (int r = 0; r < n; r++) {
@@ -121,14 +128,7 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
        * them, so they are visible now): this barrier is done all the same. */
       if (sc_coll_all_arrived(d, b, e))
         break;
-      /* This rank's own stop (its abort) is what it reports, even when a
-       * peer that heard of it marked first. */
-      int why = sc_dev_stopped(ctx);
-      if (why != 0)
-        sc_coll_give_up(d, b, e, why, err);
-      else
-        sc_coll_heard(s, mark, err);
-      return err->kind;
+      return sc_coll_fail_marked(ctx, d, b, e, s, mark, err);
     }
     /* Checked after the arrivals: a rank that arrived before leaving has. */
     for (int r = 0; r < n && departed != 0; r++)

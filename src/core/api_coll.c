@@ -140,22 +140,14 @@ static sc_result_t sc_coll_run(struct symcomm_comm *comm, symcomm_stream_t strea
   if (comm->nranks == 1)
     return sc_coll_alone(comm, call, stream);
   /* Collectives of a communicator share its scratch: one on another stream
-   * than the last waits for that one, through the event recorded right after
-   * it on its own stream (legal while a stream is captured, where a query or
-   * a synchronize is not; recorded then, so that later work on that stream,
-   * a failure included, does not hold the next collective back). A graph
-   * being captured can neither wait for eager work nor be waited for: the
-   * caller orders graph launches against other collectives (as with NCCL). */
-  sc_event_t *order = sc_coll_order_event(comm->coll);
-  bool capturing = comm->ops->stream_capturing(stream->stream);
+   * than the last waits for that one (an event: legal while a stream is
+   * captured, where a query or a synchronize is not). */
   sc_result_t res = SYMCOMM_OK;
-  if (comm->coll_last_stream != stream && comm->coll_order_recorded && !capturing)
-    res = comm->ops->stream_wait_event(stream->stream, order);
+  if (comm->coll_last_stream != stream)
+    res = sc_stream_follow(comm->coll_last_stream, stream, sc_coll_order_event(comm->coll));
   if (res == SYMCOMM_OK)
     res = sc_coll_enqueue(comm->coll, call, stream->stream);
   comm->coll_last_stream = stream;
-  comm->coll_order_recorded =
-      res == SYMCOMM_OK && !capturing && comm->ops->event_record(order, stream->stream) == SYMCOMM_OK;
   if (res != SYMCOMM_OK)
     comm->coll_broken = true;
   return res;

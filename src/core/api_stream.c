@@ -79,6 +79,24 @@ void sc_comm_drain(struct symcomm_comm *comm) {
   sc_error_clear(); /* the streams keep their own errors */
 }
 
+sc_result_t sc_stream_follow(const struct symcomm_stream *before, struct symcomm_stream *after,
+                             sc_event_t *event) {
+  sc_result_t res = SYMCOMM_OK;
+  /* Under the registry lock a destroy cannot free it while we record. */
+  pthread_mutex_lock(&sc_streams_lock);
+  if (before != NULL && before != after && sc_stream_registered(before) &&
+      !before->ops->stream_capturing(before->stream) && !after->ops->stream_capturing(after->stream)) {
+    /* A record refused means `before` stopped: what it held has ended, and a
+     * collective it discarded left its failure where the next one looks. */
+    if (before->ops->event_record(event, before->stream) == SYMCOMM_OK)
+      res = after->ops->stream_wait_event(after->stream, event);
+    else
+      sc_error_clear();
+  }
+  pthread_mutex_unlock(&sc_streams_lock);
+  return res;
+}
+
 void sc_comm_forget_streams(struct symcomm_comm *comm) {
   pthread_mutex_lock(&sc_streams_lock);
   for (struct symcomm_stream *s = sc_streams; s != NULL; s = s->next)

@@ -91,7 +91,6 @@ struct symcomm_comm {
   sc_coll_t *coll;               /* NULL for one rank, or ranks on several hosts */
   bool coll_broken;              /* a collective was half queued: the ranks are out of step */
   struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
-  bool coll_order_recorded; /* the coll order event marks the end of that collective */
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
   struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */

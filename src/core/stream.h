@@ -27,6 +27,15 @@ sc_result_t sc_stream_use(struct symcomm_stream *stream, struct symcomm_comm *co
 /* Waits for the work queued so far on every live stream comm used (each wait
  * is bounded by its programs' guards); errors stay with the streams. */
 void sc_comm_drain(struct symcomm_comm *comm);
+/* Work queued on `after` from now on waits for what is queued on `before`
+ * so far, through `event` (recorded there): nothing is queried or waited for
+ * here. Nothing to wait for when `before` is NULL, is `after`, was destroyed
+ * or stopped (its work has ended: run, or discarded), or when either stream
+ * is capturing a CUDA graph (a capture can neither wait for eager work nor be
+ * waited for: the caller orders graph launches against other work, as with
+ * NCCL). */
+sc_result_t sc_stream_follow(const struct symcomm_stream *before, struct symcomm_stream *after,
+                             sc_event_t *event);
 /* The communicator is going: its streams stop reporting to it. */
 void sc_comm_forget_streams(struct symcomm_comm *comm);
 

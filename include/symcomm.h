@@ -165,6 +165,28 @@ SYMCOMM_API symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm);
  * destroy it and make another. */
 SYMCOMM_API symcomm_result_t symcomm_comm_abort(symcomm_comm_t comm);
 
+/* Whether comm has failed, without waiting (like ncclCommGetAsyncError):
+ * *async_error is SYMCOMM_OK while nothing failed, else the result of the
+ * communicator's first failure that its device work met or that this rank
+ * recorded: its abort, another rank that failed, exited or aborted, a wait
+ * that passed SYMCOMM_TIMEOUT, a collective the ranks disagreed on, a send
+ * and receive of different sizes. symcomm_last_error(comm) then holds the
+ * sentence, naming the rank and the operation as the stream that carried the
+ * work reports it ("rank 1 aborted the communicator during all-reduce #7";
+ * before any device work met a failure recorded here, the sentence names the
+ * rank only). Sticky: once set, it stays. Scoped to comm: the failure of a
+ * communicator split from the same parent, or of the parent, is not comm's
+ * unless it reaches comm's own ranks (a rank that exits fails every
+ * communicator it belongs to; an abort, only the one aborted).
+ * It reads host memory that the device and symcomm's monitor write, and
+ * neither queues nor queries anything: safe from any thread, while kernels
+ * run and while a stream is being captured into a CUDA graph. It is how a
+ * failure of work that no symcomm stream reports is found: a CUDA graph
+ * replayed on another stream than the one it was captured on. Returns
+ * SYMCOMM_OK unless comm or async_error is not valid. */
+SYMCOMM_API symcomm_result_t symcomm_comm_get_async_error(symcomm_comm_t comm,
+                                                          symcomm_result_t *async_error);
+
 SYMCOMM_API symcomm_result_t symcomm_comm_rank(symcomm_comm_t comm, int *rank);
 SYMCOMM_API symcomm_result_t symcomm_comm_size(symcomm_comm_t comm, int *size);
 /* Rank among the ranks of comm on the same host, and how many there are. */

@@ -1,6 +1,7 @@
 /* What a communicator tells about itself and its ranks. */
 #include <stdio.h>
 
+#include "backend/dev_result.h"
 #include "core/comm.h"
 #include "util/log.h"
 
@@ -109,4 +110,37 @@ symcomm_result_t symcomm_comm_host_name(symcomm_comm_t comm, int host, char *nam
       snprintf(name, len, "%s", p->hostname);
   }
   return sc_comm_finish(comm, res);
+}
+
+/* Reads only words the device programs and the monitor write once (the
+ * status block's `first`, the abort flag, `failed` after its text): no lock,
+ * no stream, nothing queued, so that a watchdog thread may ask while
+ * kernels run or a stream is being captured. */
+symcomm_result_t symcomm_comm_get_async_error(symcomm_comm_t comm, symcomm_result_t *async_error) {
+  sc_error_clear();
+  sc_result_t res = sc_query_check(comm, async_error, "symcomm_comm_get_async_error");
+  if (res != SYMCOMM_OK)
+    return sc_comm_finish(comm, res);
+  char text[sizeof(comm->fail_text)];
+  sc_result_t found = SYMCOMM_OK;
+  const sc_dev_status_t *st = comm->status;
+  if (st != NULL && __atomic_load_n(&st->first_failed, __ATOMIC_ACQUIRE) == 2) {
+    /* A program's own account names the peer and the operation, as the
+     * stream that ran it would. */
+    sc_dev_error_t first = st->first;
+    sc_dev_error_describe(&first, text, sizeof(text));
+    found = sc_backend_dev_result(&first);
+  } else if ((found = atomic_load(&comm->failed)) != SYMCOMM_OK) {
+    /* The first failure the host recorded: this rank's abort included. */
+    snprintf(text, sizeof(text), "%s", comm->fail_text);
+  } else if (atomic_load(&comm->aborted)) { /* an abort recording itself right now */
+    snprintf(text, sizeof(text), "the communicator was aborted");
+    found = SYMCOMM_ERR_ABORTED;
+  }
+  if (found != SYMCOMM_OK) {
+    sc_error_pass(found, text);
+    sc_comm_note_error(comm);
+  }
+  *async_error = found;
+  return SYMCOMM_OK;
 }

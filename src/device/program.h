@@ -240,15 +240,23 @@ typedef struct sc_dev_error {
  * fails (SC_DEV_PEER_LEFT) only if what it waits for has not come by then:
  * what a rank did before leaving is visible once its bit is. Ranks on other
  * hosts have no bit (no program waits for them; the root's waits fail on
- * their own when such a rank leaves). */
+ * their own when such a rank leaves).
+ *
+ * `first` keeps the first failure of any program of the communicator, of
+ * every kind (a stop met, a disagreement, a size mismatch too), claimed the
+ * same way through `first_failed`: what symcomm_comm_get_async_error reads.
+ * A stream's own failure record is the one its kernels were launched with,
+ * which a CUDA graph replayed on another stream keeps; this one is the
+ * communicator's wherever its kernels run. */
 typedef struct sc_dev_status {
   uint32_t stop;   /* sc_stop_t; 0 while the communicator works */
   int32_t rank;    /* the rank `stop` names (-1: none) */
   uint32_t failed; /* device-written: 0, 1 (being filled), 2 (error is complete) or 3 (complete,
                       and a peer's mark told it: the host records it, tells nobody) */
-  uint32_t reserved;
+  uint32_t first_failed; /* device-written: 0, 1 (being filled) or 2 (`first` is complete) */
   uint64_t departed; /* host-written: local ranks that left (bit = local rank) */
   sc_dev_error_t error;            /* device-written: the program's own failure */
+  sc_dev_error_t first;            /* device-written: the first failure of any program */
   char why[SC_STATUS_WHY_BYTES];   /* host-written sentence for `stop` */
 } sc_dev_status_t;
 

@@ -19,16 +19,23 @@ SC_DEV_FN int sc_dev_error_relayed(const sc_dev_error_t *err) {
   return err->kind == SC_DEV_COLL_FAILED || (err->kind == SC_DEV_ABORTED && err->why == 0);
 }
 
-/* Run by a program that ended with `err` (one thread of it, at its end): the
- * first failure of its communicator that starts here (failed = 2), or that
- * only a peer's mark told it of (failed = 3), goes into the status block, for
- * the host to see: every later call is refused at once. */
+/* Run by a program that ended with `err` (one thread of it, at its end): its
+ * failure, if it is the communicator's first, goes into `first`; the first
+ * failure of its communicator that starts here (failed = 2), or that only a
+ * peer's mark told it of (failed = 3), goes into `error`, for the host to
+ * see: every later call is refused at once. */
 SC_DEV_FN void sc_dev_publish_failure(sc_dev_status_t *status, const sc_dev_error_t *err) {
+  if (status == 0 || err->kind == SC_DEV_OK)
+    return;
+  /* Whatever it was, the first one is the communicator's asynchronous error. */
+  if (sc_dev_cas32(&status->first_failed, 0, 1)) {
+    status->first = *err;
+    sc_dev_store32(&status->first_failed, 2);
+  }
   /* A wait for a rank that left fails this rank's communicator only: the
    * host stops it here without telling the root, as the others may go on. */
   int relayed = sc_dev_error_relayed(err);
-  if (status == 0 ||
-      (!relayed && !sc_dev_error_fails_comm(err->kind) && err->kind != SC_DEV_PEER_LEFT))
+  if (!relayed && !sc_dev_error_fails_comm(err->kind) && err->kind != SC_DEV_PEER_LEFT)
     return;
   if (!sc_dev_cas32(&status->failed, 0, 1))
     return; /* an earlier one is there */

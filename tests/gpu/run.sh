@@ -148,6 +148,13 @@ job gpu_user_stream_4 90 4 "$gpu/test_gpu_stream" user
 # inputs each, every output of every replay checked.
 job gpu_graph_1000_2 180 2 "$gpu/test_gpu_graph" 1000
 job gpu_graph_1000_4 180 4 "$gpu/test_gpu_graph" 1000
+# The communicator's asynchronous error: a graph captured on one stream and
+# replayed on another whose peer aborts (no stream reports it; the query
+# does, naming the rank); aborts, timeouts and disagreements on every rank.
+job gpu_graph_async_error_2 60 2 "$gpu/test_gpu_async"
+job async_error_abort_4 60 4 "$mp/test_async_error" abort
+gpus async_error_timeout_3 3 && step async_error_timeout_3 60 env SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT=3 "$B/bin/symcomm-run" -n 3 --timeout 50 -- "$mp/test_async_error" timeout
+job async_error_disagree_2 60 2 "$mp/test_async_error" disagree
 # Host memory, overruns, another GPU's memory and stream: refused, no fault.
 job gpu_bad_pointers_2 60 2 "$gpu/test_gpu_pointers"
 job gpu_bad_pointers_4 60 4 "$gpu/test_gpu_pointers"

@@ -167,6 +167,14 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c Makefile
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libnvidia-ml.so.1 $(LDFLAGS) -o $@ $<
 
+# An old CUDA driver (tests/fake_cuda/): the backend must refuse it by name.
+FAKE_CUDA := $(BUILD)/tests/fake_cuda/libcuda.so.1
+tests: $(FAKE_CUDA)
+$(FAKE_CUDA): tests/fake_cuda/fake_cuda.c Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libcuda.so.1 $(LDFLAGS) -o $@ $<
+
 $(MP_BINS) $(GPU_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON_OBJ) $(SHLIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

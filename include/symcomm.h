@@ -361,8 +361,15 @@ typedef enum symcomm_cmp {
   SYMCOMM_CMP_EQ = 1  /* until slot == value */
 } symcomm_cmp_t;
 
-/* Copies bytes from src (any memory of this rank) to offset dst_offset of
- * peer's buffer in the window. The peer must be on this host. */
+/* Copies bytes from src to offset dst_offset of peer's buffer in the
+ * window. The peer must be on this host. src is memory the device copies
+ * from without the host's help: on the CUDA backend, memory of the
+ * communicator's GPU (cudaMalloc, symcomm_mem_alloc, a window) or page-locked
+ * host memory (cudaMallocHost, cudaHostRegister); pageable host memory
+ * (malloc, the stack) is refused with INVALID_ARGUMENT, since copying it
+ * would hold the call on the host and cannot be captured into a CUDA graph.
+ * On the simulated backend every address of the process is its device's
+ * memory, so any memory of this rank works there. */
 SYMCOMM_API symcomm_result_t symcomm_put(symcomm_window_t win, int peer, size_t dst_offset,
                                          const void *src, size_t bytes, symcomm_stream_t stream);
 /* Sets or adds to slot `slot` of peer's signal pad, after the stream's earlier

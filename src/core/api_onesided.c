@@ -42,6 +42,15 @@ static sc_result_t sc_put(sc_window_t *win, int peer, size_t dst_offset, const v
                     "symcomm_put: %zu bytes at %p run past the end of the address space", bytes, src);
   if (bytes == 0)
     return SYMCOMM_OK;
+  /* A CUDA copy from pageable memory would hold the caller until the
+   * driver staged it, and cannot be captured into a graph. */
+  sc_result_t res = sc_comm_check_buffers(sc_comm_of_window(win), "symcomm_put", src, bytes, "src",
+                                          NULL, 0, NULL);
+  if (res != SYMCOMM_OK) {
+    sc_error_append("; symcomm_put copies from device memory of this GPU or page-locked host "
+                    "memory (cudaMallocHost, cudaHostRegister): copy pageable memory there first");
+    return res;
+  }
   return win->view->ops->copy(stream->stream, (char *)win->peer[peer] + dst_offset, src, bytes);
 }
 

@@ -6,9 +6,9 @@
  * receive buffer and as a send's or receive's buffer; a device buffer whose
  * range runs past its allocation; memory of another GPU; a CUDA stream of
  * another GPU's context; device memory from cuMemAlloc given to
- * symcomm_window_register. Afterwards the stream is idle and healthy, and a
- * real all-reduce and ring on every rank still give the right data (the
- * ranks stayed in step). */
+ * symcomm_window_register; pageable host memory as the source of a put.
+ * Afterwards the stream is idle and healthy, and a real all-reduce and ring
+ * on every rank still give the right data (the ranks stayed in step). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +106,14 @@ int main(void) {
   symcomm_window_t win = NULL;
   EXPECT_REFUSED(symcomm_window_register(comm, dev, N * sizeof(float), &win), "symcomm_mem_alloc");
   TEST_ASSERT(win == NULL, "a refused call wrote its output");
+  /* A put copies from device or page-locked memory only: from pageable
+   * memory it would wait on the host (and break a capture). The signal of a
+   * refused put_signal is not queued either. */
+  TEST_OK(symcomm_window_alloc(comm, 4096, &win));
+  EXPECT_REFUSED(symcomm_put(win, right, 0, heap, 256, stream), "page-locked host memory");
+  EXPECT_REFUSED(symcomm_put_signal(win, right, 0, stack, 64, 0, 1, SYMCOMM_SIGNAL_ADD, stream),
+                 "symcomm_put: src");
+  TEST_OK(symcomm_window_free(win));
 
   /* Nothing was queued, nothing faulted: the stream is idle, the ranks in step. */
   TEST_OK(symcomm_stream_query(stream));

@@ -6,7 +6,8 @@
  *     registered windows' pads kept apart; ranks that disagree on the kind
  *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
  *     a freed window, registering foreign memory, freeing a registered buffer,
- *     a size too large to round up to whole pages
+ *     a size too large to round up to whole pages, a put from pageable host
+ *     memory (refused on a GPU, fine on the simulated backend)
  * Window memory and sources are the rank's device memory on any backend
  * (tests/common/test_device.h): the test writes and reads host copies. */
 #include <stdint.h>
@@ -77,10 +78,16 @@ static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_
   tdev_mirror_push(&copy, copy.dev, wbytes);
   TEST_OK(symcomm_signal(win, prev, 6, 1, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_wait_signal(win, 6, SYMCOMM_CMP_GE, 1, stream)); /* next has reset */
-  /* The id comes from host memory (the stack): put takes any memory of this
-   * rank as its source. */
+  /* The id comes from host memory (the stack) on the simulated backend, where
+   * any memory of the process is the device's; from device memory on a GPU,
+   * where pageable memory is refused (test_put_errors). */
   uint64_t id = td_mix(seed, rank, 0);
-  TEST_OK(symcomm_put(win, next, base, &id, sizeof(id), stream));
+  void *id_src = &id;
+  if (tdev_cuda()) {
+    id_src = tdev_alloc(sizeof(id));
+    tdev_upload(id_src, &id, sizeof(id));
+  }
+  TEST_OK(symcomm_put(win, next, base, id_src, sizeof(id), stream));
   TEST_OK(symcomm_put_signal(win, next, base + 64, src.data, BYTES, 3, 1, SYMCOMM_SIGNAL_ADD, stream));
   TEST_OK(symcomm_signal(win, next, 5, 42, SYMCOMM_SIGNAL_SET, stream));
   TEST_OK(symcomm_wait_signal(win, 3, SYMCOMM_CMP_GE, 1, stream));
@@ -101,6 +108,8 @@ static void test_put_signal(symcomm_stream_t stream, symcomm_window_t win, size_
   TEST_OK(symcomm_stream_synchronize(stream));
   tdev_mirror_free(&copy);
   tdev_buf_free(&src);
+  if (id_src != &id)
+    tdev_free(id_src);
 }
 
 static void test_register(symcomm_stream_t stream) {
@@ -176,6 +185,16 @@ static void test_mistakes(symcomm_stream_t stream) {
   TEST_EXPECT_RESULT(symcomm_wait_signal(win, 0, (symcomm_cmp_t)7, 1, stream),
                      SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_OK(symcomm_put(win, peer, 0, &v, 0, stream)); /* zero bytes: nothing to do */
+  /* Pageable host memory: on a GPU, copying it would hold the call on the
+   * host and could not be captured, so it is refused saying what works. */
+  if (tdev_cuda()) {
+    TEST_EXPECT_RESULT(symcomm_put(win, peer, 0, &v, 8, stream), SYMCOMM_ERR_INVALID_ARGUMENT);
+    TEST_ASSERT(test_contains(symcomm_last_error(comm), "symcomm_put: src") &&
+                    test_contains(symcomm_last_error(comm), "page-locked host memory"),
+                "%s", symcomm_last_error(comm));
+  } else {
+    TEST_OK(symcomm_put(win, peer, 0, &v, 8, stream)); /* any memory is the simulated device's */
+  }
   for (int r = 0; r < size; r++) {
     int h;
     TEST_OK(symcomm_comm_peer_host(comm, r, &h));

@@ -52,4 +52,19 @@ run foreign_auto SYMCOMM_BACKEND=auto SYMCOMM_CUDA_BACKEND_PATH="$B/lib/libsymco
 grep -q "using the simulated-GPU backend (host): no usable GPU here: .*from another build" "$tmp/foreign_auto" ||
   { cat "$tmp/foreign_auto"; fail "auto did not say why it fell back"; }
 echo "missing and foreign backend objects named; auto falls back past them"
+# A driver too old for the backend (tests/fake_cuda/ stands in for libcuda.so.1,
+# here and on a GPU host alike): init with cuda is refused, naming the version.
+fake="$B/tests/fake_cuda"
+if [ -f "$B/lib/libsymcomm_cuda.so" ] && [ -f "$fake/libcuda.so.1" ]; then
+  run old_driver SYMCOMM_BACKEND=cuda LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    FAKE_CUDA_DRIVER_VERSION=12000 "$prog" fail "(it is CUDA 12.0): symcomm's send/recv kernel takes a 4 KiB parameter block" ||
+    { cat "$tmp/old_driver"; fail "a 12.0 driver was not refused by name"; }
+  grep -q "driver older than 1[2-9]\.[0-9]" "$tmp/old_driver" || { cat "$tmp/old_driver"; fail "no 'driver older than'"; }
+  run old_driver_121 SYMCOMM_BACKEND=cuda LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    FAKE_CUDA_DRIVER_VERSION=12010 "$prog" fail "(it is CUDA 12.1): symcomm's send/recv kernel" ||
+    { cat "$tmp/old_driver_121"; fail "a 12.1 driver (no cuFuncGetParamInfo) was not refused by name"; }
+  echo "old drivers refused: $(grep -o 'init refused: .*' "$tmp/old_driver" | cut -c1-160)"
+else
+  echo "old drivers: not tried (no libsymcomm_cuda.so or fake libcuda.so.1 in $B)"
+fi
 echo "test_backend_select: all passed"

@@ -35,8 +35,8 @@ static void sc_cuda_load(void) {
   if (get == NULL) {
     snprintf(why, len,
              "driver older than 12.0 (its libcuda.so.1 has no cuGetProcAddress_v2; symcomm's "
-             "kernels need a %d.0 driver or newer)",
-             SC_CUDA_DRIVER_MIN / 1000);
+             "kernels need a %d.%d driver or newer)",
+             SC_CUDA_DRIVER_MIN / 1000, SC_CUDA_DRIVER_MIN % 1000 / 10);
     return;
   }
   sc_cuda_driver_t d;
@@ -55,13 +55,22 @@ static void sc_cuda_load(void) {
     snprintf(why, len, "cuDriverGetVersion failed with CUresult %d", (int)rc);
     return;
   }
-  if (d.version < SC_CUDA_DRIVER_MIN) {
-    char have[16];
-    sc_cuda_version_text(d.version, have, sizeof(have));
+  char have[16], need[16];
+  sc_cuda_version_text(d.version, have, sizeof(have));
+  sc_cuda_version_text(SC_CUDA_DRIVER_MIN, need, sizeof(need));
+  if (d.version < SC_CUDA_DRIVER_FEATURES) {
     snprintf(why, len,
-             "driver older than %d.0 (it is CUDA %s; this build's kernels were compiled by CUDA "
+             "driver older than %s (it is CUDA %s): symcomm's send/recv kernel takes a 4 KiB "
+             "parameter block, which needs large kernel parameters (a 12.1 driver), and the "
+             "backend checks its kernels with cuFuncGetParamInfo (12.4)",
+             need, have);
+    return;
+  }
+  if (d.version < SC_CUDA_DRIVER_MIN) {
+    snprintf(why, len,
+             "driver older than %s (it is CUDA %s; this build's kernels were compiled by CUDA "
              "%d.%d and need a driver of at least their major version)",
-             SC_CUDA_DRIVER_MIN / 1000, have, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+             need, have, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
     return;
   }
 #define SC_CUDA_GET(name, ver)                                                                     \

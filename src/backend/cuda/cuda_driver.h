@@ -11,10 +11,16 @@
 
 #include "util/error.h"
 
-/* The oldest driver the kernels of this build run on: the major version of
- * the toolkit that compiled them (a newer toolkit's code needs at least its
+/* The oldest driver the backend works with: 12.4, for what it asks of the
+ * driver (the send/recv kernel's 4 KiB parameter block needs CUDA 12.1's
+ * large kernel parameters; cuFuncGetParamInfo, which checks that kernels and
+ * library agree, came with 12.4), or the major version of the toolkit that
+ * compiled the kernels if that is newer (a toolkit's code needs at least its
  * own major driver version). */
-#define SC_CUDA_DRIVER_MIN ((CUDA_VERSION / 1000) * 1000)
+#define SC_CUDA_DRIVER_FEATURES 12040
+#define SC_CUDA_DRIVER_TOOLKIT ((CUDA_VERSION / 1000) * 1000)
+#define SC_CUDA_DRIVER_MIN                                                                         \
+  (SC_CUDA_DRIVER_TOOLKIT > SC_CUDA_DRIVER_FEATURES ? SC_CUDA_DRIVER_TOOLKIT : SC_CUDA_DRIVER_FEATURES)
 
 /* X(name, version): the driver entry points the backend uses. cuda.h renames
  * some (cuMemAlloc is cuMemAlloc_v2): the table's fields carry those names

@@ -130,9 +130,15 @@ SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, 
                                                 symcomm_comm_t *newcomm);
 
 /* Frees the communicator. Not collective; other ranks may still be using theirs.
- * Waits first for the work it queued on any stream (each wait in it is bounded
- * by SYMCOMM_TIMEOUT; after symcomm_comm_abort, or once any rank of the job
- * failed, it ends at once). Streams made from it stay usable for synchronize,
+ * Waits first for the work it queued on any stream (after symcomm_comm_abort,
+ * or once any rank of the job failed, it ends at once), at most for
+ * SYMCOMM_TIMEOUT (config.timeout_ms) in all; on a stream made with
+ * symcomm_stream_from_cuda, only up to symcomm's last work there, not for
+ * the caller's work queued after it. Work still running then (a stream held
+ * by the caller's own work, a wait that keeps seeing progress) is left to
+ * finish: a WARN names the stream, and what that work may use (device
+ * memory, windows, the device) is kept, leaked rather than freed under a
+ * running kernel. Streams made from it stay usable for synchronize,
  * query and destroy. Once it has returned, the handle is dead: using it in
  * any call, destroy and abort included, is undefined (as in NCCL), since a
  * new communicator may have been given the same address. Only an abort that
@@ -321,7 +327,10 @@ SYMCOMM_API symcomm_result_t symcomm_stream_from_cuda(symcomm_comm_t comm, void 
 SYMCOMM_API symcomm_result_t symcomm_stream_synchronize(symcomm_stream_t stream);
 /* OK when all queued work is done, SYMCOMM_IN_PROGRESS while some runs, or the error that stopped it. */
 SYMCOMM_API symcomm_result_t symcomm_stream_query(symcomm_stream_t stream);
-/* Waits for the queued work, then frees the stream. */
+/* Waits for symcomm's work queued on it (on a wrapped CUDA stream, up to
+ * symcomm's last work there, not the caller's queued after it), at most for
+ * its communicator's SYMCOMM_TIMEOUT, then frees the stream. Work still
+ * running then is left to finish, with a WARN; what it may use is kept. */
 SYMCOMM_API symcomm_result_t symcomm_stream_destroy(symcomm_stream_t stream);
 
 /* ---------------------------------------------------------------- memory and windows */
@@ -346,7 +355,9 @@ SYMCOMM_API void *symcomm_window_local(symcomm_window_t win);
 SYMCOMM_API void *symcomm_window_peer(symcomm_window_t win, int rank);
 SYMCOMM_API size_t symcomm_window_size(symcomm_window_t win);
 /* Collective: waits for the work this rank queued through the window's
- * communicator, then for every rank, then unmaps and frees. */
+ * communicator (as destroy does, at most SYMCOMM_TIMEOUT; work still running
+ * then keeps the window mapped for good, with a WARN), then for every rank,
+ * then unmaps and frees. */
 SYMCOMM_API symcomm_result_t symcomm_window_free(symcomm_window_t win);
 
 /* ---------------------------------------------------------------- one-sided operations */

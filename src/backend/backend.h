@@ -102,8 +102,20 @@ typedef struct sc_backend_ops {
   /* Whether work queued on the stream now goes into a graph being captured
    * (CUDA stream capture) rather than running: legal to ask during capture. */
   bool (*stream_capturing)(sc_stream_t *stream);
-  /* Waits for the queued work (or its failure), then frees. */
-  void (*stream_destroy)(sc_stream_t *stream);
+  /* Waits for symcomm's work queued on it (as stream_drain) until the
+   * deadline, then frees what is symcomm's. Work still running then (held
+   * by the caller's own work on a wrapped stream, or a wait that keeps
+   * seeing progress) is left to finish: a WARN names the stream and what
+   * is pending, and what that work may still use is kept, never freed
+   * under it (the simulated backend's worker frees itself when done; on
+   * CUDA the device stays open). */
+  void (*stream_destroy)(sc_stream_t *stream, int64_t deadline_ms);
+  /* Waits until the work symcomm queued on the stream so far has ended: on
+   * a stream of the caller's (stream_wrap), up to symcomm's own last launch
+   * or copy there, not the caller's later work. OK or the stream's failure
+   * once it ended; SYMCOMM_IN_PROGRESS at the deadline, quietly, with a
+   * sentence that says what was still pending on which stream. */
+  sc_result_t (*stream_drain)(sc_stream_t *stream, int64_t deadline_ms);
   /* OK when done; the stream's error if it stopped; TIMEOUT at the deadline
    * (ms since the monotonic epoch, SC_DEADLINE_NEVER for none). */
   sc_result_t (*stream_synchronize)(sc_stream_t *stream, int64_t deadline_ms);

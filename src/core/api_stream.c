@@ -54,7 +54,7 @@ sc_result_t sc_stream_use(struct symcomm_stream *stream, struct symcomm_comm *co
   return res;
 }
 
-void sc_comm_drain(struct symcomm_comm *comm) {
+bool sc_comm_drain(struct symcomm_comm *comm) {
   pthread_mutex_lock(&comm->lock);
   int n = comm->nused;
   struct symcomm_stream **pinned = n > 0 ? malloc(sizeof(*pinned) * (size_t)n) : NULL;
@@ -68,8 +68,19 @@ void sc_comm_drain(struct symcomm_comm *comm) {
     }
   pthread_mutex_unlock(&sc_streams_lock);
   pthread_mutex_unlock(&comm->lock);
+  /* Every wait in that work is bounded, but a caller's own work on a
+   * wrapped stream, or a wait that keeps seeing progress, is not ours to
+   * outwait. */
+  int64_t deadline = sc_deadline_after(comm->options.timeout_ms);
+  bool settled = pinned != NULL || n == 0;
   for (int i = 0; i < npinned; i++)
-    pinned[i]->ops->stream_synchronize(pinned[i]->stream, SC_DEADLINE_NEVER);
+    if (pinned[i]->ops->stream_drain(pinned[i]->stream, deadline) == SYMCOMM_IN_PROGRESS) {
+      SC_WARN(SC_INIT,
+              "comm %p rank %d: gave up waiting for its work after %.1f s (SYMCOMM_TIMEOUT): %s; "
+              "what that work may use is kept (leaked), not freed under it",
+              (void *)comm, comm->rank, (double)comm->options.timeout_ms / 1000.0, sc_error_last());
+      settled = false;
+    }
   pthread_mutex_lock(&sc_streams_lock);
   for (int i = 0; i < npinned; i++)
     pinned[i]->pins--;
@@ -77,6 +88,7 @@ void sc_comm_drain(struct symcomm_comm *comm) {
   pthread_mutex_unlock(&sc_streams_lock);
   free(pinned);
   sc_error_clear(); /* the streams keep their own errors */
+  return settled;
 }
 
 sc_result_t sc_stream_follow(const struct symcomm_stream *before, struct symcomm_stream *after,
@@ -122,6 +134,7 @@ static sc_result_t sc_stream_new(symcomm_comm_t comm, symcomm_stream_t *out, con
     s->magic = SC_STREAM_MAGIC;
     s->ops = comm->ops;
     s->creator = comm;
+    s->timeout_ms = comm->options.timeout_ms;
     pthread_mutex_lock(&sc_streams_lock);
     s->next = sc_streams;
     sc_streams = s;
@@ -189,7 +202,7 @@ symcomm_result_t symcomm_stream_destroy(symcomm_stream_t stream) {
       break;
     }
   pthread_mutex_unlock(&sc_streams_lock);
-  stream->ops->stream_destroy(stream->stream);
+  stream->ops->stream_destroy(stream->stream, sc_deadline_after(stream->timeout_ms));
   stream->magic = 0;
   free(stream);
   return SYMCOMM_OK;

@@ -149,6 +149,6 @@ symcomm_result_t symcomm_window_free(symcomm_window_t win) {
    * before the barrier after which peers unmap. The struct stays on the
    * communicator's list, marked freed, so that later use of the handle is
    * reported; destroy releases it. */
-  sc_comm_drain(comm);
-  return sc_comm_finish_during(comm, sc_window_destroy(win), "window release");
+  bool idle = sc_comm_drain(comm);
+  return sc_comm_finish_during(comm, sc_window_destroy(win, idle), "window release");
 }

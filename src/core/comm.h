@@ -149,6 +149,10 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
                           struct symcomm_comm **comm);
 /* Frees whatever the communicator holds; closes its bootstrap politely. */
 void sc_comm_free(struct symcomm_comm *comm);
+/* The same for a communicator whose device work may still run (destroy gave
+ * up waiting for it): what only the host uses is freed, the rest kept for
+ * good (util/keep.h), so that no kernel writes freed memory. */
+void sc_comm_free_busy(struct symcomm_comm *comm);
 /* For a communicator whose creation failed here: the other ranks are told why
  * (this thread's error sentence), then it is freed. */
 void sc_comm_free_failed(struct symcomm_comm *comm);

@@ -7,6 +7,7 @@
 
 #include "core/comm.h"
 #include "util/clock.h"
+#include "util/keep.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -227,11 +228,15 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
   free(comm->used);
 }
 
-void sc_comm_free(struct symcomm_comm *comm) {
+/* With device_idle false, device work of comm may still run: everything it
+ * may use (the status block, windows, scratch, rings, the device itself,
+ * all reachable from comm) is kept for good, comm included. */
+static void sc_comm_free_parts(struct symcomm_comm *comm, bool device_idle) {
   if (comm == NULL)
     return;
   sc_comm_watch_stop(comm); /* from here on, no other thread touches it */
-  sc_comm_detach_device(comm);
+  if (device_idle)
+    sc_comm_detach_device(comm);
   sc_bootstrap_close(&comm->boot);
   if (comm->root != NULL)
     sc_store_server_release(comm->root);
@@ -242,7 +247,20 @@ void sc_comm_free(struct symcomm_comm *comm) {
   free(comm->peers);
   sc_wakeup_close(&comm->abort_wake);
   comm->magic = SC_COMM_DEAD;
-  free(comm);
+  if (device_idle)
+    free(comm);
+  else
+    sc_keep(comm);
+}
+
+void sc_comm_free(struct symcomm_comm *comm) { sc_comm_free_parts(comm, true); }
+
+void sc_comm_free_busy(struct symcomm_comm *comm) {
+  SC_WARN(SC_INIT,
+          "comm %p rank %d: its device memory and status block are kept (leaked) for work it "
+          "queued that may still run",
+          (void *)comm, comm->rank);
+  sc_comm_free_parts(comm, false);
 }
 
 void sc_comm_free_failed(struct symcomm_comm *comm) {

@@ -20,15 +20,25 @@ symcomm_result_t symcomm_comm_destroy(symcomm_comm_t comm) {
   SC_CHECK(sc_comm_watch_claim_destroy(comm));
   SC_INFO(SC_INIT, "comm %p rank %d nranks %d - Destroy", (void *)comm, comm->rank, comm->nranks);
   /* Its work still queued on streams reads its memory: wait for it first
-   * (after an abort, or a failure anywhere in the job, it ends at once). */
+   * (after an abort, or a failure anywhere in the job, it ends at once),
+   * for at most its timeout. */
+  bool idle = true;
   if (comm->ops != NULL) {
-    sc_comm_drain(comm);
+    idle = sc_comm_drain(comm);
     sc_comm_forget_streams(comm);
   }
+  /* A failure of its own programs that the monitor has not looked at yet
+   * (a timeout) goes to the root now: leaving says nothing of it, and the
+   * other ranks must learn that the communicator failed. */
+  if (comm->status != NULL && __atomic_load_n(&comm->status->failed, __ATOMIC_ACQUIRE) != 0)
+    sc_comm_watch_poll_local(comm);
   /* Off the watch list first; then the bootstrap says goodbye, so peers still
    * waiting on this rank learn it left on purpose; a root served here stays
    * up until its clients leave. */
-  sc_comm_free(comm);
+  if (idle)
+    sc_comm_free(comm);
+  else
+    sc_comm_free_busy(comm);
   return SYMCOMM_OK;
 }
 

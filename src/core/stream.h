@@ -16,6 +16,7 @@ struct symcomm_stream {
   const sc_backend_ops_t *ops;
   sc_stream_t *stream;
   struct symcomm_comm *creator; /* where its errors are reported; NULL once destroyed */
+  int64_t timeout_ms;           /* its creator's: how long destroy waits for its work */
   int pins;                     /* drains waiting on it (registry lock) */
   struct symcomm_stream *next;  /* the registry */
 };
@@ -24,9 +25,12 @@ struct symcomm_stream {
  * queues work on it. */
 sc_result_t sc_stream_use(struct symcomm_stream *stream, struct symcomm_comm *comm);
 
-/* Waits for the work queued so far on every live stream comm used (each wait
- * is bounded by its programs' guards); errors stay with the streams. */
-void sc_comm_drain(struct symcomm_comm *comm);
+/* Waits for the work symcomm queued so far on every live stream comm used
+ * (on a wrapped stream, up to symcomm's last launch there), all of it within
+ * comm's timeout; errors stay with the streams. false when some of it still
+ * ran at that deadline: a WARN said where, and the caller must keep what
+ * that work may use (never free memory a kernel can still write). */
+bool sc_comm_drain(struct symcomm_comm *comm);
 /* Work queued on `after` from now on waits for what is queued on `before`
  * so far, through `event` (recorded there): nothing is queried or waited for
  * here. Nothing to wait for when `before` is NULL, is `after`, was destroyed

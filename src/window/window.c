@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/keep.h"
 #include "util/log.h"
 #include "util/round.h"
 #include "window/fd_exchange.h"
@@ -391,16 +392,24 @@ static void sc_window_unmap(sc_window_t *win) {
   sc_window_unmap_memory(win);
 }
 
-sc_result_t sc_window_destroy(sc_window_t *win) {
+sc_result_t sc_window_destroy(sc_window_t *win, bool idle) {
   /* No rank unmaps while another may still reach its memory through the window. */
   sc_result_t res = sc_bootstrap_barrier(win->view->boot, "window:free");
-  sc_window_unmap(win);
+  if (idle) {
+    sc_window_unmap(win);
+  } else {
+    /* A kernel of this rank may still write through its mappings. */
+    SC_WARN(SC_WIN, "window %p (%zu bytes) is kept mapped (leaked): work queued before its free "
+            "may still use it", (void *)win, win->bytes);
+    win->kept = true;
+    sc_keep(win);
+  }
   win->magic = SC_WINDOW_FREED;
   return res;
 }
 
 void sc_window_release(sc_window_t *win) {
-  if (win == NULL)
+  if (win == NULL || win->kept)
     return;
   if (win->magic == SC_WINDOW_MAGIC)
     sc_window_unmap(win);

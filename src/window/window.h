@@ -40,6 +40,7 @@ struct symcomm_window {
                                        is the view's */
   bool uses_pads;          /* registered, and counted as a user of view->reg_pads */
   int64_t id;              /* entry in view->windows, -1 if the table was full */
+  bool kept;               /* freed while work that may use it still ran: kept for good */
   struct symcomm_window *next; /* the communicator's list */
 };
 typedef struct symcomm_window sc_window_t;
@@ -52,8 +53,10 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
 
 /* Collective: after a barrier (no peer still maps this rank's memory in use),
  * unmaps the peers' memory, then releases this rank's. The struct is left
- * with magic SC_WINDOW_FREED; sc_window_release() frees it. */
-sc_result_t sc_window_destroy(sc_window_t *win);
+ * with magic SC_WINDOW_FREED; sc_window_release() frees it. With idle false
+ * (work this rank queued may still use the window), nothing is unmapped or
+ * released: the window is kept for good (util/keep.h), entry and all. */
+sc_result_t sc_window_destroy(sc_window_t *win, bool idle);
 void sc_window_release(sc_window_t *win);
 
 /* The live window of view's communicator (not an internal one: ids below

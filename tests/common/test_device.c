@@ -63,6 +63,7 @@ static void td_cu_load(void) {
   TD_GET(cuGraphLaunch, 10000);
   TD_GET(cuGraphExecDestroy, 10000);
   TD_GET(cuGraphDestroy, 10000);
+  TD_GET(cuLaunchHostFunc, 10000);
 #undef TD_GET
   td_cu_loaded = true;
 }

@@ -99,6 +99,9 @@ typedef struct tdev_driver {
   int (*cuGraphLaunch)(void *exec, void *stream);
   int (*cuGraphExecDestroy)(void *exec);
   int (*cuGraphDestroy)(void *graph);
+  /* fn(user) runs on a driver thread once the stream's earlier work is done;
+   * later work waits for it to return */
+  int (*cuLaunchHostFunc)(void *stream, void (*fn)(void *user), void *user);
 } tdev_driver_t;
 
 /* The driver (after tdev_open on a "cuda" communicator; fails the test otherwise). */

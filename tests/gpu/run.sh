@@ -155,6 +155,12 @@ job gpu_graph_async_error_2 60 2 "$gpu/test_gpu_async"
 job async_error_abort_4 60 4 "$mp/test_async_error" abort
 gpus async_error_timeout_3 3 && step async_error_timeout_3 60 env SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT=3 "$B/bin/symcomm-run" -n 3 --timeout 50 -- "$mp/test_async_error" timeout
 job async_error_disagree_2 60 2 "$mp/test_async_error" disagree
+# Destroy waits for symcomm's own work on a caller's stream, not the caller's
+# (a host function holding it 6 s); on a symcomm stream held by another
+# communicator's wait, window free and destroy give up at their timeout (1 s),
+# say so, and keep what the work may use: everything still ends right.
+job gpu_destroy_own_work_2 60 2 "$gpu/test_gpu_drain"
+gpus drain_deadline_2 2 && step drain_deadline_2 60 bash -c "set -o pipefail; SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT=30 $B/bin/symcomm-run -n 2 --timeout 50 -- $mp/test_drain_deadline 2>&1 | tee /dev/stderr | grep 'gave up waiting for its work after 1.0 s' >/dev/null"
 # Host memory, overruns, another GPU's memory and stream: refused, no fault.
 job gpu_bad_pointers_2 60 2 "$gpu/test_gpu_pointers"
 job gpu_bad_pointers_4 60 4 "$gpu/test_gpu_pointers"

@@ -191,10 +191,10 @@ static void test_gpu(void) {
   sc_stream_t *s = NULL;
   TEST_OK(B->stream_create(dev, &s));
   run_kernels(dev, s, "a made stream");
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   TEST_OK(B->stream_wrap(dev, NULL, &s)); /* the default stream of the device */
   run_kernels(dev, s, "the wrapped default stream");
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   /* Events: recorded, waited for, queried, bounded. */
   sc_event_t *ev = NULL;
   TEST_OK(B->stream_create(dev, &s));
@@ -207,7 +207,7 @@ static void test_gpu(void) {
   /* The stream outlives the device's communicator hold. */
   B->device_close(dev);
   TEST_OK(B->stream_synchronize(s, sc_now_ms() + 10000));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   printf("test_cuda_backend: all passed on a GPU\n");
 }
 

@@ -1,6 +1,6 @@
 /* Streams and events of the simulated-GPU backend: order, concurrency,
  * events across streams (re-recording, never recorded), deadlines of
- * synchronize, argument checks, destroy with queued work. */
+ * synchronize, drain and destroy, argument checks, destroy with queued work. */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +30,7 @@ static void test_order(void) {
   /* A 0-byte copy is fine, a copy without pointers is not. */
   TEST_OK(B->copy(s, NULL, NULL, 0));
   TEST_EXPECT_RESULT(B->copy(s, NULL, chain, 8), SYMCOMM_ERR_INVALID_ARGUMENT);
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
 }
 
 /* Two streams run at once: each waits for what the other signals. */
@@ -49,8 +49,8 @@ static void test_concurrent(void) {
   TEST_OK(B->stream_synchronize(a, sc_deadline_after(30000)));
   TEST_OK(B->stream_synchronize(b, sc_deadline_after(30000)));
   TEST_ASSERT(pad->slot[0] == 200 && pad->slot[1] == 200);
-  B->stream_destroy(a);
-  B->stream_destroy(b);
+  B->stream_destroy(a, SC_DEADLINE_NEVER);
+  B->stream_destroy(b, SC_DEADLINE_NEVER);
   B->host_free(dev, pad);
 }
 
@@ -110,9 +110,9 @@ static void test_events(void) {
   TEST_OK(B->stream_synchronize(a, sc_deadline_after(10000)));
   TEST_OK(B->stream_synchronize(c, sc_deadline_after(10000)));
   B->event_destroy(ev);
-  B->stream_destroy(a);
-  B->stream_destroy(b);
-  B->stream_destroy(c);
+  B->stream_destroy(a, SC_DEADLINE_NEVER);
+  B->stream_destroy(b, SC_DEADLINE_NEVER);
+  B->stream_destroy(c, SC_DEADLINE_NEVER);
   B->host_free(dev, pad);
 }
 
@@ -129,7 +129,7 @@ static void *signal_later_main(void *arg) {
   TEST_OK(B->stream_create(dev, &s));
   launch_signal(s, sl->pad, 0, 5, SC_SIGNAL_OP_SET);
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(10000)));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   return NULL;
 }
 
@@ -155,7 +155,39 @@ static void test_deadline(void) {
   TEST_OK(B->stream_synchronize(s, SC_DEADLINE_NEVER));
   TEST_ASSERT(pthread_join(t, NULL) == 0);
   TEST_OK(B->stream_query(s));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
+  B->host_free(dev, pad);
+}
+
+/* A stream whose work never ends by itself (a wait without a timeout of its
+ * own): drain says so at its deadline, naming the stream; destroy gives up at
+ * its deadline instead of waiting for ever, and the stream, left to its
+ * worker, finishes and frees itself once the slot is signalled. */
+static void test_destroy_deadline(void) {
+  test_pad_t *pad = NULL;
+  TEST_OK(B->host_alloc(dev, sizeof(*pad), (void **)&pad));
+  sc_stream_t *s = NULL;
+  TEST_OK(B->stream_create(dev, &s));
+  static uint64_t before[2] = {7, 0};
+  TEST_OK(B->copy(s, &before[1], &before[0], sizeof(uint64_t)));
+  launch_wait(s, pad, 0, 5, -1, NULL);
+  double t0 = test_now();
+  TEST_EXPECT_RESULT(B->stream_drain(s, sc_deadline_after(200)), SYMCOMM_IN_PROGRESS);
+  double waited = test_now() - t0;
+  TEST_ASSERT(waited >= 0.19 && waited < 2.0, "drain returned after %.3f s", waited);
+  TEST_ASSERT(test_contains(sc_error_last(), "still had 1 work item queued or running"), "%s",
+              sc_error_last());
+  TEST_ASSERT(before[1] == 7, "the copy queued before the wait did not run");
+  t0 = test_now();
+  B->stream_destroy(s, sc_deadline_after(300));
+  waited = test_now() - t0;
+  TEST_ASSERT(waited >= 0.29 && waited < 2.0, "destroy returned after %.3f s", waited);
+  pthread_t t;
+  signal_later_t sl = {.pad = pad, .delay_ms = 10};
+  TEST_ASSERT(pthread_create(&t, NULL, signal_later_main, &sl) == 0);
+  TEST_ASSERT(pthread_join(t, NULL) == 0);
+  /* The orphaned worker sees the slot within a sleep slice, then exits. */
+  usleep(300000);
   B->host_free(dev, pad);
 }
 
@@ -174,7 +206,7 @@ static void test_launch_checks(void) {
   sc_p2p_args_t p2p = {.nops = 2};
   TEST_EXPECT_RESULT(B->launch(s, SC_PROGRAM_P2P, &p2p, sizeof(p2p), SC_LAUNCH_ONE(NULL)), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(1000)));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
 }
 
 /* Destroy runs the queued work first. */
@@ -185,9 +217,9 @@ static void test_destroy_drains(void) {
   TEST_OK(B->stream_create(dev, &s));
   for (int i = 0; i < 100; i++)
     TEST_OK(B->copy(s, &chain[i + 1], &chain[i], sizeof(uint64_t)));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   TEST_ASSERT(chain[100] == 9);
-  B->stream_destroy(NULL);
+  B->stream_destroy(NULL, SC_DEADLINE_NEVER);
   B->event_destroy(NULL);
 }
 
@@ -197,6 +229,7 @@ int main(void) {
   test_concurrent();
   test_events();
   test_deadline();
+  test_destroy_deadline();
   test_launch_checks();
   test_destroy_drains();
   B->device_close(dev);

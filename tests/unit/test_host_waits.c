@@ -70,8 +70,8 @@ static void test_timeout(void) {
 
   B->event_destroy(late);
   B->event_destroy(ev);
-  B->stream_destroy(s);
-  B->stream_destroy(other);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
+  B->stream_destroy(other, SC_DEADLINE_NEVER);
   TEST_ASSERT(marker == 0 && other_marker == 0, "discarded work never runs");
   B->host_free(dev, pad);
 }
@@ -111,8 +111,8 @@ static void test_abort(void) {
   TEST_OK(B->stream_create(dev, &t));
   launch_wait(t, pad, 0, 1, -1, status);
   TEST_EXPECT_RESULT(B->stream_synchronize(t, sc_deadline_after(10000)), SYMCOMM_ERR_ABORTED);
-  B->stream_destroy(t);
-  B->stream_destroy(s);
+  B->stream_destroy(t, SC_DEADLINE_NEVER);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   free_pad_and_status(pad, status);
 }
 
@@ -136,7 +136,7 @@ static void test_peer_stop(void) {
   TEST_ASSERT(test_contains(B->stream_error(s), "rank 3 exited during all-reduce #40432"), "%s",
               B->stream_error(s));
   TEST_ASSERT(__atomic_load_n(&status->failed, __ATOMIC_ACQUIRE) == 0, "a stop is not a failure here");
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   free_pad_and_status(pad, status);
 }
 
@@ -153,7 +153,7 @@ static void test_publish(void) {
     w.guard.call = SC_CALL_WAIT_SIGNAL;
     TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
     TEST_EXPECT_RESULT(B->stream_synchronize(s, sc_deadline_after(10000)), SYMCOMM_ERR_TIMEOUT);
-    B->stream_destroy(s);
+    B->stream_destroy(s, SC_DEADLINE_NEVER);
   }
   TEST_ASSERT(__atomic_load_n(&status->failed, __ATOMIC_ACQUIRE) == 2);
   TEST_ASSERT(status->error.kind == SC_DEV_TIMEOUT && status->error.b == 7,
@@ -196,7 +196,7 @@ static void child_main(int fd, size_t bytes) {
     launch_signal(s, pad, 2, i, SC_SIGNAL_OP_SET);
   }
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(60000)));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   B->mem_free(mem);
   B->device_close(cdev);
   fflush(stdout);
@@ -232,7 +232,7 @@ static void test_two_processes(void) {
   TEST_ASSERT(waitpid(child, &status, 0) == child);
   TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
   TEST_ASSERT(pad->slot[2] == ROUNDS);
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   B->mem_free(mem);
 }
 
@@ -277,7 +277,7 @@ static void ring_member(int fd, int me) {
     TEST_OK(B->launch(s, SC_PROGRAM_WAIT, &w, sizeof(w), SC_LAUNCH_ONE(NULL)));
   }
   TEST_OK(B->stream_synchronize(s, sc_deadline_after(60000)));
-  B->stream_destroy(s);
+  B->stream_destroy(s, SC_DEADLINE_NEVER);
   B->mem_free(mem);
   B->device_close(cdev);
   _exit(0);

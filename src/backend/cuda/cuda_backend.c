@@ -39,6 +39,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .stream_wrap = sc_cuda_stream_wrap,
     .stream_capturing = sc_cuda_stream_capturing,
     .stream_destroy = sc_cuda_stream_destroy,
+    .stream_drain = sc_cuda_stream_drain,
     .stream_synchronize = sc_cuda_stream_synchronize,
     .stream_query = sc_cuda_stream_query,
     .stream_error = sc_cuda_stream_error,

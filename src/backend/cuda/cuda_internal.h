@@ -71,7 +71,13 @@ struct sc_stream {
   CUstream stream;
   bool owned;               /* made by stream_create; a wrapped one is the caller's */
   sc_cuda_record_t *record; /* where its kernels' failures go */
+  /* A wrapped stream: recorded after symcomm's every launch and copy there
+   * (not while it is captured), so that destroy and a communicator's drain
+   * wait for symcomm's work, not for the caller's queued after it. */
+  CUevent own_done;
   pthread_mutex_t lock;
+  bool own_recorded;        /* own_done stands for symcomm's last work (lock) */
+  bool own_unknown;         /* a record failed: only the whole stream tells (lock) */
   sc_result_t result;       /* sticky once the host has seen a failure */
   char sentence[SC_CUDA_SENTENCE_BYTES];
 };
@@ -121,7 +127,11 @@ void sc_cuda_mem_free(sc_devmem_t *mem);
 sc_result_t sc_cuda_stream_create(sc_device_t *device, sc_stream_t **stream);
 sc_result_t sc_cuda_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);
 bool sc_cuda_stream_capturing(sc_stream_t *stream);
-void sc_cuda_stream_destroy(sc_stream_t *stream);
+void sc_cuda_stream_destroy(sc_stream_t *stream, int64_t deadline_ms);
+sc_result_t sc_cuda_stream_drain(sc_stream_t *stream, int64_t deadline_ms);
+/* After symcomm queued work on the stream (context current): a wrapped
+ * stream records it as symcomm's last (cuda_stream.c). */
+void sc_cuda_stream_mark_own(sc_stream_t *stream);
 sc_result_t sc_cuda_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms);
 sc_result_t sc_cuda_stream_query(sc_stream_t *stream);
 const char *sc_cuda_stream_error(sc_stream_t *stream);

@@ -53,6 +53,8 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
                            params, NULL),
                           "launching device program %s (%u blocks of %u threads) on device %d",
                           sc_cuda_program_name(program), how->blocks, prog->threads, d->ordinal);
+  if (res == SYMCOMM_OK)
+    sc_cuda_stream_mark_own(stream);
   sc_cuda_leave(&scope);
   return res;
 }

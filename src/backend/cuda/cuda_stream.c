@@ -76,10 +76,68 @@ sc_result_t sc_cuda_stream_wrap(sc_device_t *device, void *native, sc_stream_t *
                    "CUDA stream %p belongs to another context than the communicator's device %d "
                    "(its primary context): make the stream on that device",
                    native, device->ordinal);
+  CUevent own_done = NULL;
+  if (res == SYMCOMM_OK)
+    res = SC_CU(cuEventCreate, (&own_done, CU_EVENT_DISABLE_TIMING),
+                "creating the event of a wrapped stream on device %d", device->ordinal);
   if (res == SYMCOMM_OK)
     res = sc_cuda_stream_new(device, (CUstream)native, false, stream);
+  if (res == SYMCOMM_OK)
+    (*stream)->own_done = own_done;
+  else if (own_done != NULL)
+    (void)SC_CU(cuEventDestroy, (own_done), "destroying a new event");
   sc_cuda_leave(&scope);
   return res;
+}
+
+void sc_cuda_stream_mark_own(sc_stream_t *s) {
+  if (s->owned || sc_cuda_stream_capturing(s))
+    return; /* all its work is symcomm's; or it goes into a graph, not the stream */
+  bool recorded = sc_cu.cuEventRecord(s->own_done, s->stream) == CUDA_SUCCESS;
+  pthread_mutex_lock(&s->lock);
+  s->own_recorded = recorded;
+  s->own_unknown = !recorded;
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* One look at symcomm's own work on the stream: CUDA_SUCCESS once done. */
+static CUresult sc_cuda_own_query(sc_stream_t *s) {
+  pthread_mutex_lock(&s->lock);
+  bool whole = s->owned || s->own_unknown, recorded = s->own_recorded;
+  pthread_mutex_unlock(&s->lock);
+  if (whole)
+    return sc_cu.cuStreamQuery(s->stream);
+  return recorded ? sc_cu.cuEventQuery(s->own_done) : CUDA_SUCCESS;
+}
+
+/* Whether symcomm's work on the stream ended by the deadline; else, in
+ * `pending`, what was left. A failed query counts as ended (a fault: the
+ * context is lost and nothing runs any more). */
+static bool sc_cuda_own_settle(sc_stream_t *s, int64_t deadline_ms, char *pending, size_t len) {
+  bool whole = s->owned;
+  if (!whole && sc_cuda_stream_capturing(s)) {
+    pthread_mutex_lock(&s->lock);
+    whole = s->own_unknown; /* the stream cannot be queried during a capture */
+    pthread_mutex_unlock(&s->lock);
+    if (whole)
+      return true;
+  }
+  for (int round = 0;; round++) {
+    if (sc_cuda_own_query(s) != CUDA_ERROR_NOT_READY)
+      return true;
+    if (deadline_ms != SC_DEADLINE_NEVER && sc_now_ms() >= deadline_ms)
+      break;
+    sc_cuda_poll_pause(round);
+  }
+  if (s->owned)
+    snprintf(pending, len, "CUDA stream %p (made by symcomm) of device %d still had work running",
+             (void *)s->stream, s->device->ordinal);
+  else
+    snprintf(pending, len,
+             "symcomm's last launch on the caller's CUDA stream %p of device %d had not finished "
+             "(or had not started: the stream may be held by the caller's own work queued before it)",
+             (void *)s->stream, s->device->ordinal);
+  return false;
 }
 
 /* Whether the stream is being captured into a graph: then it may be neither
@@ -169,6 +227,18 @@ static sc_result_t sc_cuda_stream_wait(sc_stream_t *s, int64_t deadline_ms, bool
   return r;
 }
 
+sc_result_t sc_cuda_stream_drain(sc_stream_t *stream, int64_t deadline_ms) {
+  sc_cuda_scope_t scope;
+  SC_CHECK(sc_cuda_enter(stream->device, &scope));
+  char pending[256];
+  bool done = sc_cuda_own_settle(stream, deadline_ms, pending, sizeof(pending));
+  sc_cuda_leave(&scope);
+  if (!done)
+    return sc_error_pass(SYMCOMM_IN_PROGRESS, pending);
+  SC_CHECK(sc_cuda_sticky(stream));
+  return sc_cuda_stream_outcome(stream);
+}
+
 sc_result_t sc_cuda_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms) {
   return sc_cuda_stream_wait(stream, deadline_ms, false);
 }
@@ -184,26 +254,36 @@ const char *sc_cuda_stream_error(sc_stream_t *stream) {
   return text;
 }
 
-void sc_cuda_stream_destroy(sc_stream_t *stream) {
+void sc_cuda_stream_destroy(sc_stream_t *stream, int64_t deadline_ms) {
   if (stream == NULL)
     return;
+  sc_device_t *device = stream->device;
+  bool done = true;
+  char pending[256] = "";
   sc_cuda_scope_t scope;
-  if (sc_cuda_enter(stream->device, &scope) == SYMCOMM_OK) {
-    bool capturing = false;
-    /* Its work ends by itself: every wait in it is bounded. A stream in
-     * capture has no work to wait for yet (the graph holds it). */
-    if (sc_cuda_capturing(stream, &capturing) == SYMCOMM_OK && !capturing)
-      for (int round = 0; sc_cu.cuStreamQuery(stream->stream) == CUDA_ERROR_NOT_READY; round++)
-        sc_cuda_poll_pause(round);
+  if (sc_cuda_enter(device, &scope) == SYMCOMM_OK) {
+    /* Work in a graph being captured is the graph's, not the stream's. */
+    done = sc_cuda_own_settle(stream, deadline_ms, pending, sizeof(pending));
+    /* CUDA lets both go while work that uses them is still queued. */
+    if (stream->own_done != NULL)
+      (void)SC_CU(cuEventDestroy, (stream->own_done), "destroying the event of a wrapped stream");
     if (stream->owned)
       (void)SC_CU(cuStreamDestroy, (stream->stream), "destroying a stream of device %d",
-                  stream->device->ordinal);
+                  device->ordinal);
     sc_cuda_leave(&scope);
   }
   /* The record stays with the device: a graph may still write it. */
-  sc_device_t *device = stream->device;
   pthread_mutex_destroy(&stream->lock);
   free(stream);
+  if (!done) {
+    /* Its kernels may still use the device's records, module and context:
+     * the device keeps this stream's hold on it, for good. */
+    SC_WARN(SC_CUDA_LOG,
+            "destroying a stream: %s at the deadline (SYMCOMM_TIMEOUT); it is left to finish, and "
+            "device %d stays open (its hold is kept, not released)",
+            pending, device->ordinal);
+    return;
+  }
   sc_cuda_device_release(device);
 }
 
@@ -219,6 +299,8 @@ sc_result_t sc_cuda_copy(sc_stream_t *stream, void *dst, const void *src, size_t
   sc_result_t res = SC_CU(cuMemcpyAsync,
                           ((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, stream->stream),
                           "queueing a copy of %zu bytes from %p to %p", bytes, src, dst);
+  if (res == SYMCOMM_OK)
+    sc_cuda_stream_mark_own(stream);
   sc_cuda_leave(&scope);
   return res;
 }

@@ -34,6 +34,7 @@ const sc_backend_ops_t sc_backend_host = {
     .stream_wrap = sc_host_stream_wrap,
     .stream_capturing = sc_host_stream_capturing,
     .stream_destroy = sc_host_stream_destroy,
+    .stream_drain = sc_host_stream_drain,
     .stream_synchronize = sc_host_stream_synchronize,
     .stream_query = sc_host_stream_query,
     .stream_error = sc_host_stream_error,

@@ -48,7 +48,8 @@ void sc_host_mem_free(sc_devmem_t *mem);
 
 /* ---- host_stream.c */
 sc_result_t sc_host_stream_create(sc_device_t *device, sc_stream_t **stream);
-void sc_host_stream_destroy(sc_stream_t *stream);
+void sc_host_stream_destroy(sc_stream_t *stream, int64_t deadline_ms);
+sc_result_t sc_host_stream_drain(sc_stream_t *stream, int64_t deadline_ms);
 sc_result_t sc_host_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms);
 sc_result_t sc_host_stream_query(sc_stream_t *stream);
 const char *sc_host_stream_error(sc_stream_t *stream);

@@ -56,6 +56,8 @@ struct sc_stream {
   sc_host_item_t *head, *tail;
   size_t pending; /* queued plus running */
   bool closing;
+  bool exited;   /* the worker is done (destroy joins it) */
+  bool orphaned; /* destroy gave up waiting: the worker frees the stream when done */
   sc_result_t result; /* OK until the stream fails; then never again OK */
   char sentence[SC_HOST_SENTENCE_BYTES];
   pthread_t thread;
@@ -116,6 +118,13 @@ static sc_result_t sc_host_item_run(sc_host_item_t *it, char *sentence, size_t l
 
 /* ---- the worker */
 
+static void sc_host_stream_free(sc_stream_t *s) {
+  pthread_cond_destroy(&s->idle_cond);
+  pthread_cond_destroy(&s->work_cond);
+  pthread_mutex_destroy(&s->mutex);
+  free(s);
+}
+
 /* Records the failure, discards what was queued, and wakes synchronize. The
  * events recorded behind the failure fail before anyone can see the stream
  * failed (the lock order is stream, then event). */
@@ -162,7 +171,12 @@ static void *sc_host_stream_main(void *arg) {
     if (r == SYMCOMM_OK && --s->pending == 0)
       pthread_cond_broadcast(&s->idle_cond);
   }
+  bool orphaned = s->orphaned;
+  s->exited = true;
+  pthread_cond_broadcast(&s->idle_cond);
   pthread_mutex_unlock(&s->mutex);
+  if (orphaned)
+    sc_host_stream_free(s); /* nobody will join this thread */
   return NULL;
 }
 
@@ -204,20 +218,34 @@ fail_mutex:
   return r;
 }
 
-void sc_host_stream_destroy(sc_stream_t *stream) {
+void sc_host_stream_destroy(sc_stream_t *stream, int64_t deadline_ms) {
   if (stream == NULL)
     return;
-  /* The worker runs what is queued, then exits. Unbounded, but every wait a
-   * program makes is bounded by its guard. */
+  /* The worker runs what is queued, then exits. */
   pthread_mutex_lock(&stream->mutex);
   stream->closing = true;
   pthread_cond_signal(&stream->work_cond);
+  bool timed_out = false;
+  while (!stream->exited && !timed_out)
+    timed_out = sc_host_cond_wait_until(&stream->idle_cond, &stream->mutex, deadline_ms) != 0;
+  bool exited = stream->exited;
+  size_t pending = stream->pending;
+  if (!exited) {
+    /* Its work may read and write memory of its communicators, which they
+     * keep as long as it runs; the stream itself is freed by its worker. */
+    stream->orphaned = true;
+    pthread_detach(stream->thread);
+  }
   pthread_mutex_unlock(&stream->mutex);
+  if (!exited) {
+    SC_WARN(SC_HOST_LOG,
+            "destroying simulated-GPU stream %p: %zu work item%s still queued or running at the "
+            "deadline (SYMCOMM_TIMEOUT); the stream finishes them, then frees itself",
+            (void *)stream, pending, pending == 1 ? "" : "s");
+    return;
+  }
   pthread_join(stream->thread, NULL);
-  pthread_cond_destroy(&stream->idle_cond);
-  pthread_cond_destroy(&stream->work_cond);
-  pthread_mutex_destroy(&stream->mutex);
-  free(stream);
+  sc_host_stream_free(stream);
 }
 
 /* The stream's failure, with its sentence now this thread's last error (it
@@ -226,16 +254,35 @@ static sc_result_t sc_host_stream_failed_locked(sc_stream_t *s) {
   return sc_error_pass(s->result, s->sentence);
 }
 
-sc_result_t sc_host_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms) {
+/* Waits until the stream is idle or failed, or the deadline: its result, and
+ * how many items were left. */
+static sc_result_t sc_host_stream_wait(sc_stream_t *stream, int64_t deadline_ms, size_t *left) {
   pthread_mutex_lock(&stream->mutex);
   bool timed_out = false;
   while (stream->pending > 0 && stream->result == SYMCOMM_OK && !timed_out)
     timed_out = sc_host_cond_wait_until(&stream->idle_cond, &stream->mutex, deadline_ms) != 0;
   sc_result_t r = stream->result;
-  size_t pending = stream->pending;
+  *left = stream->pending;
   if (r != SYMCOMM_OK)
     r = sc_host_stream_failed_locked(stream);
   pthread_mutex_unlock(&stream->mutex);
+  return r;
+}
+
+sc_result_t sc_host_stream_drain(sc_stream_t *stream, int64_t deadline_ms) {
+  size_t pending = 0;
+  sc_result_t r = sc_host_stream_wait(stream, deadline_ms, &pending);
+  if (r != SYMCOMM_OK || pending == 0)
+    return r;
+  char text[160];
+  snprintf(text, sizeof(text), "simulated-GPU stream %p still had %zu work item%s queued or running",
+           (void *)stream, pending, pending == 1 ? "" : "s");
+  return sc_error_pass(SYMCOMM_IN_PROGRESS, text);
+}
+
+sc_result_t sc_host_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms) {
+  size_t pending = 0;
+  sc_result_t r = sc_host_stream_wait(stream, deadline_ms, &pending);
   if (r == SYMCOMM_OK && pending > 0)
     return SC_RAISE(SYMCOMM_ERR_TIMEOUT, SC_HOST_LOG,
                     "the stream still had %zu work item%s queued or running at the deadline "

@@ -29,6 +29,7 @@ static const char *sc_coll_algo_name(sc_coll_algo_t algo) {
   case SC_ALGO_TWOSHOT: return "twoshot";
   case SC_ALGO_DIRECT: return "direct";
   case SC_ALGO_WINDOWS: return "twoshot in place in windows";
+  case SC_ALGO_LL: return "ll";
   }
   return "?";
 }
@@ -50,15 +51,16 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
       for (int k = 0; k < SC_COLL_KIND_COUNT; k++)
         if (strcasecmp(tok, sc_coll_names[k]) == 0)
           kind = k;
-      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_TWOSHOT; a++)
+      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_LL; a++)
         if (strcasecmp(eq + 1, sc_coll_algo_name((sc_coll_algo_t)a)) == 0)
           algo = (sc_coll_algo_t)a;
     }
-    bool known = kind == SC_COLL_ALLREDUCE && (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_TWOSHOT);
+    bool known = kind == SC_COLL_ALLREDUCE &&
+                 (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_TWOSHOT || algo == SC_ALGO_LL);
     if (!known)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
-                      "SYMCOMM_ALGO='%s': '%s%s%s' is not an algorithm symcomm has (allreduce=oneshot "
-                      "or allreduce=twoshot)",
+                      "SYMCOMM_ALGO='%s': '%s%s%s' is not an algorithm symcomm has (allreduce=oneshot, "
+                      "allreduce=twoshot or allreduce=ll)",
                       spec, tok, eq != NULL ? "=" : "", eq != NULL ? eq + 1 : "");
     c->forced[kind] = algo;
   }
@@ -80,6 +82,19 @@ static void sc_coll_describe(const sc_coll_t *c, sc_coll_desc_t *d) {
   d->state = c->state;
   d->failed = c->failed;
   d->guard = v->guard;
+  if (c->ll_max > 0) {
+    d->ll_lines = SC_COLL_MAX_BLOCKS + c->ll_max / SC_LL_LINE_DATA;
+    for (int r = 0; r < v->nranks; r++)
+      d->ll[r] = (uint64_t *)(void *)((char *)c->scratch->peer[r] + c->ll_offset);
+  }
+}
+
+/* Bytes of a rank's LL region: two halves of a part per source rank. */
+static size_t sc_coll_ll_bytes(const sc_coll_t *c) {
+  if (c->ll_max == 0)
+    return 0;
+  return 2 * (size_t)c->view->nranks * (SC_COLL_MAX_BLOCKS + c->ll_max / SC_LL_LINE_DATA) *
+         SC_LL_LINE_BYTES;
 }
 
 /* The device side: counters, the failure word, the event, then this rank's
@@ -102,6 +117,11 @@ static sc_result_t sc_coll_attach(sc_coll_t *c) {
   /* Zeros first: epochs start at 0 (device memory need not come zeroed). */
   sc_result_t res = ops->upload(v->device, (char *)c->scratch->peer[v->rank] + 4 * c->area, d,
                                 sizeof(sc_coll_sync_t));
+  /* And no LL line may carry a flag before it is written. */
+  for (size_t at = 0, ll = sc_coll_ll_bytes(c); res == SYMCOMM_OK && at < ll; at += sizeof(*d)) {
+    size_t part = ll - at < sizeof(*d) ? ll - at : sizeof(*d);
+    res = ops->upload(v->device, (char *)c->scratch->peer[v->rank] + c->ll_offset + at, d, part);
+  }
   if (res == SYMCOMM_OK) {
     sc_coll_describe(c, d);
     res = ops->upload(v->device, c->desc, d, sizeof(*d));
@@ -111,9 +131,13 @@ static sc_result_t sc_coll_attach(sc_coll_t *c) {
 }
 
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
-  long long scratch = 0, oneshot = 0, blocks = 0;
+  long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
   SC_CHECK(sc_param_int(SC_PARAM_COLL_SCRATCH_BYTES, &scratch, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_ONESHOT_MAX_BYTES, &oneshot, NULL));
+  SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
+  if (ll < 0 || ll > (16 << 20))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
+                    "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 16 MiB", ll);
   SC_CHECK(sc_param_int(SC_PARAM_COLL_BLOCKS, &blocks, NULL));
   if (scratch < (64 << 10) || scratch > (1ll << 36))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
@@ -131,9 +155,11 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   c->area = (size_t)scratch / 4 / 64 * 64;
   c->oneshot_max = (size_t)oneshot;
   c->blocks = (uint32_t)blocks;
+  c->ll_max = view->nranks <= SC_LL_MAX_RANKS ? (size_t)ll / SC_LL_LINE_DATA * SC_LL_LINE_DATA : 0;
+  c->ll_offset = (4 * c->area + sizeof(sc_coll_sync_t) + 63) / 64 * 64;
   sc_result_t res = sc_coll_parse_algo(c);
   if (res == SYMCOMM_OK)
-    res = sc_window_create(view, 4 * c->area + sizeof(sc_coll_sync_t), NULL, 0, &c->scratch);
+    res = sc_window_create(view, c->ll_offset + sc_coll_ll_bytes(c), NULL, 0, &c->scratch);
   if (res == SYMCOMM_OK)
     res = sc_coll_attach(c);
   /* Every rank's sync block is zero before any rank's first collective. */

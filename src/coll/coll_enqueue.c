@@ -19,12 +19,31 @@ static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
   return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : (uint32_t)b;
 }
 
-/* One-shot reads everything from every peer: worth it while that is little,
- * and less so where some pairs of GPUs lack NVLink. */
+/* LL lines per thread of a block before another block is worth it (a
+ * thread waits for its lines one after another). */
+#define SC_COLL_LL_BLOCK_LINES 1024u
+#define SC_COLL_LL_MAX_BLOCKS 8u
+
+static uint32_t sc_coll_ll_blocks(const sc_coll_t *c, size_t total) {
+  if (c->blocks > 0)
+    return c->blocks;
+  size_t b = total / SC_LL_LINE_DATA / SC_COLL_LL_BLOCK_LINES;
+  return b < 1 ? 1 : b > SC_COLL_LL_MAX_BLOCKS ? SC_COLL_LL_MAX_BLOCKS : (uint32_t)b;
+}
+
+/* LL while the pushed lines fit (they are twice the data) and are few; then
+ * one-shot, which reads everything from every peer: worth it while that is
+ * little, and less so where some pairs of GPUs lack NVLink. SYMCOMM_ALGO's
+ * allreduce=ll applies where the LL region holds the call. */
 static sc_coll_algo_t sc_coll_allreduce_algo(const sc_coll_t *c, size_t total) {
   sc_coll_algo_t algo = c->forced[SC_COLL_ALLREDUCE];
+  bool ll_fits = c->ll_max > 0 && total <= c->ll_max;
+  if (algo == SC_ALGO_LL && !ll_fits)
+    algo = SC_ALGO_AUTO;
   if (algo != SC_ALGO_AUTO)
     return algo;
+  if (ll_fits)
+    return SC_ALGO_LL;
   size_t limit = c->oneshot_max;
   if (c->view->topo_class != SYMCOMM_TOPO_FULLY_CONNECTED)
     limit /= 4;
@@ -85,7 +104,7 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   }
   sc_coll_log_choice(c, call->kind, algo, total);
   a->algo = (int32_t)algo;
-  launch->blocks = sc_coll_blocks(c, total);
+  launch->blocks = algo == SC_ALGO_LL ? sc_coll_ll_blocks(c, total) : sc_coll_blocks(c, total);
   /* Ranks that chose differently (their own SYMCOMM_ALGO, threshold or
    * blocks, or buffers that are windows on some ranks only) must not run
    * different steps against each other. */

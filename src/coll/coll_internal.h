@@ -6,10 +6,12 @@
 
 struct sc_coll {
   sc_comm_view_t *view;
-  sc_window_t *scratch;  /* 4 areas, then this rank's sc_coll_sync_t */
+  sc_window_t *scratch;  /* 4 areas, this rank's sc_coll_sync_t, then its LL region */
   size_t area;           /* bytes of one staging or result area */
   uint64_t calls;        /* collectives queued so far: part of each call's tag */
   size_t oneshot_max;
+  size_t ll_max;         /* SYMCOMM_LL_MAX_BYTES, 0 where the LL protocol is off */
+  size_t ll_offset;      /* of this rank's LL region in the scratch window */
   uint32_t blocks;       /* SYMCOMM_COLL_BLOCKS: 0 = chosen by size */
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
   unsigned logged[SC_COLL_KIND_COUNT]; /* algorithms already logged at INFO, a bit each */

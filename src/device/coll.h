@@ -46,6 +46,7 @@ typedef struct sc_coll_run {
   uint64_t epoch;  /* of the last barrier this block passed */
   uint64_t rounds; /* rounds of the communicator's collectives before this call */
   uint64_t round;  /* this call's rounds so far */
+  uint64_t seq;    /* the communicator's collectives before this call */
   int tagged;      /* the call's tag went out (at its first barrier) */
 } sc_coll_run_t;
 
@@ -128,6 +129,8 @@ SC_DEV_FN void sc_coll_reduce(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, void 
 }
 
 #define SC_COLL_AT(p, i, elem) ((char *)(p) + (uint64_t)(i) * (elem))
+
+#include "device/coll_ll.h"
 
 /* A round of a call as a block sees it: where its chunk starts, the block's
  * slice of it, and the half of the scratch it uses. */
@@ -316,6 +319,10 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
     return a->kind == SC_COLL_ALLREDUCE;
+  if (a->algo == SC_ALGO_LL)
+    return a->kind == SC_COLL_ALLREDUCE && d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
+           d->ll_lines > SC_COLL_MAX_BLOCKS &&
+           a->count <= (d->ll_lines - SC_COLL_MAX_BLOCKS) * SC_LL_LINE_DATA / a->elem;
   uint64_t parts = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL ? (uint64_t)d->nranks : 1;
   return a->count == 0 || (a->per >= 1 && a->per <= d->area / a->elem / parts);
 }
@@ -327,21 +334,24 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
 SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t seq, int why) {
   sc_coll_state_t *st = run->d->state;
   if (why != 0) {
-    if (sc_dev_load(&st->broken) == 0) {
-      sc_dev_store(&st->broken, seq + 1);
+    if (sc_dev_load_own(&st->broken) == 0) {
+      sc_dev_store_own(&st->broken, seq + 1);
       sc_dev_store(run->d->failed, seq + 1);
     }
     return;
   }
-  st->block[run->block].epoch = run->epoch;
-  uint32_t ended;
-  do
-    ended = sc_dev_load32(&st->exits);
-  while (!sc_dev_cas32(&st->exits, ended, ended + 1));
+  sc_dev_store_own(&st->block[run->block].epoch, run->epoch);
+  uint32_t ended = 0;
+  if (sc_dev_blocks(ctx) > 1) {
+    do
+      ended = sc_dev_load32(&st->exits);
+    while (!sc_dev_cas32(&st->exits, ended, ended + 1));
+  }
   if (ended + 1 == sc_dev_blocks(ctx)) { /* every block read the counts when it started */
-    sc_dev_store32(&st->exits, 0);
-    sc_dev_store(&st->rounds, run->rounds + run->round);
-    sc_dev_store(&st->calls, seq + 1);
+    if (ended > 0)
+      sc_dev_store32(&st->exits, 0);
+    sc_dev_store_own(&st->rounds, run->rounds + run->round);
+    sc_dev_store_own(&st->calls, seq + 1);
   }
 }
 
@@ -360,18 +370,19 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   run.d = d;
   run.block = sc_dev_block(ctx);
   run.blocks = sc_dev_blocks(ctx);
-  run.epoch = st->block[run.block].epoch; /* the leader writes it back only after the barriers */
-  run.rounds = sc_dev_load(&st->rounds);
+  run.epoch = sc_dev_load_own(&st->block[run.block].epoch); /* written back after the barriers */
+  run.rounds = sc_dev_load_own(&st->rounds);
   run.round = 0;
   run.tagged = 0;
-  uint64_t seq = sc_dev_load(&st->calls);
+  uint64_t seq = sc_dev_load_own(&st->calls);
+  run.seq = seq;
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
   int why = sc_dev_begin(ctx, &guard);
   if (sc_dev_leader(ctx)) {
     err->kind = SC_DEV_OK;
-    uint64_t broken = sc_dev_load(&st->broken);
+    uint64_t broken = sc_dev_load_own(&st->broken);
     if (why != 0) { /* the communicator stopped: do not arrive, and keep the others out */
       sc_coll_give_up(d, run.block, run.epoch + 1, why, err);
     } else if (broken != 0) { /* the ranks are out of step since then */
@@ -382,8 +393,9 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   }
   why = sc_dev_share(ctx, why);
   if (why == 0) {
-    switch (a->algo == SC_ALGO_WINDOWS ? -1 : a->kind) {
+    switch (a->algo == SC_ALGO_WINDOWS ? -1 : a->algo == SC_ALGO_LL ? -2 : a->kind) {
     case -1: why = sc_coll_windows(ctx, &run, err); break;
+    case -2: why = sc_coll_ll(ctx, &run, err); break;
     case SC_COLL_ALLREDUCE:
       why = a->algo == SC_ALGO_TWOSHOT ? sc_coll_twoshot(ctx, &run, err)
                                        : sc_coll_oneshot(ctx, &run, err);

@@ -86,6 +86,9 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                "%s waited %.1f s without progress for %lld ranks to arrive (rank %lld and others "
                "never reached barrier %lld)",
                call, (double)err->c / 1000.0, (long long)err->b, (long long)err->a, (long long)err->d);
+    else if (err->d == 0) /* the LL protocol: no barrier */
+      snprintf(buf, len, "%s waited %.1f s without progress for rank %lld's part of the data",
+               call, (double)err->c / 1000.0, (long long)err->a);
     else
       snprintf(buf, len,
                "%s waited %.1f s without progress for rank %lld to arrive (it never reached "

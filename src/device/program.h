@@ -120,8 +120,17 @@ typedef enum sc_coll_algo {
   SC_ALGO_ONESHOT, /* each rank reads every peer's staged input and reduces it all */
   SC_ALGO_TWOSHOT, /* each rank reduces its share from every peer, then all gather the shares */
   SC_ALGO_DIRECT,  /* stage, then read what one needs straight from the peers */
-  SC_ALGO_WINDOWS  /* two-shot straight on buffers that are windows: nothing staged */
+  SC_ALGO_WINDOWS, /* two-shot straight on buffers that are windows: nothing staged */
+  SC_ALGO_LL       /* small all-reduce: each rank pushes its input, flagged, to every peer */
 } sc_coll_algo_t;
+
+/* The LL protocol (device/coll_ll.h). A line is 16 bytes: two words of 4
+ * data bytes and the call's 4-byte flag. Each rank's LL region (after its
+ * sync block in the scratch window) has two halves (calls alternate) of a
+ * part per source rank: SC_COLL_MAX_BLOCKS tag lines, then the data lines. */
+#define SC_LL_LINE_BYTES 16
+#define SC_LL_LINE_DATA 8
+#define SC_LL_MAX_RANKS 8
 
 /* Where the ranks of a communicator meet for its collectives: one per rank, at
  * the end of its scratch window, mapped by every rank of the host. Every word
@@ -168,6 +177,8 @@ typedef struct sc_coll_desc {
   sc_coll_state_t *state;                /* this rank's counters */
   uint64_t *failed;                      /* host memory the host reads: `broken`, copied when set */
   sc_guard_t guard;                      /* status block, timeout, spin; call and seq unused */
+  uint64_t *ll[SC_MAX_LOCAL_RANKS];      /* each rank's LL region as mapped here (0: no LL) */
+  uint64_t ll_lines;                     /* lines of one source's part: tag lines, then data */
 } sc_coll_desc_t;
 
 /* One collective. Nothing here changes from call to call for the same call:

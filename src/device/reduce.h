@@ -24,6 +24,8 @@
 #ifndef SC_DEVICE_REDUCE_H
 #define SC_DEVICE_REDUCE_H
 
+#include <string.h>
+
 #include "device/reduce_types.h"
 #include "device/runtime.h"
 #include "symcomm.h"
@@ -108,6 +110,21 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, SC_REDUCE_BLOCK);                               \
     if (base == full && base < count)                                                              \
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, count - base);                                  \
+  }                                                                                                \
+  SC_DEV_FN void FN##_solo(void *dst, const void *const *srcs, int nsrcs, size_t count,            \
+                           int divisor) {                                                          \
+    (void)divisor;                                                                                 \
+    for (size_t i_ = 0; i_ < count; i_++) {                                                        \
+      T x_;                                                                                        \
+      memcpy(&x_, (const char *)srcs[0] + i_ * sizeof(T), sizeof(T));                             \
+      A acc_ = (A)LOAD(x_);                                                                        \
+      for (int k_ = 1; k_ < nsrcs; k_++) {                                                         \
+        memcpy(&x_, (const char *)srcs[k_] + i_ * sizeof(T), sizeof(T));                           \
+        acc_ = OP(acc_, (A)LOAD(x_));                                                              \
+      }                                                                                            \
+      x_ = FINISH(T, D, acc_, divisor);                                                            \
+      memcpy((char *)dst + i_ * sizeof(T), &x_, sizeof(T));                                        \
+    }                                                                                              \
   }
 
 /* Integers: T the element, U the unsigned type SUM/PROD/AVG wrap in, D the
@@ -187,6 +204,37 @@ SC_DEV_FN void sc_dev_reduce(sc_dev_ctx_t *ctx, void *dst, const void *const *sr
   }
 }
 
+/* The same reduction by one thread alone, of a few elements (the LL
+ * protocol's line: device/coll_ll.h), whose sources and destination may be
+ * words of another type: elements go through memcpy. */
+#define SC_RED_CASE_SOLO(DTYPE, NAME)                                                              \
+  case DTYPE:                                                                                      \
+    switch (op) {                                                                                  \
+    case SYMCOMM_SUM: sc_red_##NAME##_sum_solo(dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_PROD: sc_red_##NAME##_prod_solo(dst, srcs, nsrcs, count, divisor); break;         \
+    case SYMCOMM_MIN: sc_red_##NAME##_min_solo(dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_MAX: sc_red_##NAME##_max_solo(dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_AVG: sc_red_##NAME##_avg_solo(dst, srcs, nsrcs, count, divisor); break;           \
+    }                                                                                              \
+    break
+
+SC_DEV_FN void sc_dev_reduce_solo(void *dst, const void *const *srcs, int nsrcs, size_t count,
+                                  int dtype, int op, int divisor) {
+  switch (dtype) {
+    SC_RED_CASE_SOLO(SYMCOMM_INT8, i8);
+    SC_RED_CASE_SOLO(SYMCOMM_UINT8, u8);
+    SC_RED_CASE_SOLO(SYMCOMM_INT32, i32);
+    SC_RED_CASE_SOLO(SYMCOMM_UINT32, u32);
+    SC_RED_CASE_SOLO(SYMCOMM_INT64, i64);
+    SC_RED_CASE_SOLO(SYMCOMM_UINT64, u64);
+    SC_RED_CASE_SOLO(SYMCOMM_FLOAT16, f16);
+    SC_RED_CASE_SOLO(SYMCOMM_BFLOAT16, bf16);
+    SC_RED_CASE_SOLO(SYMCOMM_FLOAT32, f32);
+    SC_RED_CASE_SOLO(SYMCOMM_FLOAT64, f64);
+  }
+}
+
 #undef SC_RED_CASE
+#undef SC_RED_CASE_SOLO
 
 #endif

@@ -34,15 +34,29 @@
  *   void sc_dev_store32(uint32_t *p, uint32_t v);    release store
  *   int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v);
  *                                                    compare and swap; 1 if it swapped
+ *   uint64_t sc_dev_load_own(const uint64_t *p);     relaxed load of this rank's
+ *       own counters (device memory that only this rank's launches write;
+ *       what earlier launches wrote is visible)
+ *   void sc_dev_store_own(uint64_t *p, uint64_t v);  relaxed store, the same
+ *   void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1);
+ *   void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1);
+ *       a 16-byte line of the LL protocol (device/coll_ll.h): each of the two
+ *       words is written and read whole (single-copy atomic), with no order
+ *       to anything else: a word carries its data and the flag that says the
+ *       data is there
+ *   int sc_dev_any(sc_dev_ctx_t *ctx, int v);        block-wide (every thread
+ *       calls it): the non-zero v of some thread, or 0 when every v is 0
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
  *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);
  *       called by every thread of the block together; they share the work
  *   int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
- *       takes the program's guard, starts the clock and notes in the error
- *       record what the launch belongs to (guard call and seq); returns
- *       SC_DEV_ABORTED (the stop noted in the error record) when the
- *       communicator has already stopped, else 0
+ *       called by every thread: takes the program's guard, starts the clock
+ *       and notes in the error record what the launch belongs to (guard call
+ *       and seq); returns, on the leader, SC_DEV_ABORTED (the stop noted in
+ *       the error record) when the communicator has already stopped, else 0;
+ *       other threads get 0 (the stop word is host memory, one read per
+ *       block: the leader shares what it found)
  *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
  *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
  *       communicator has stopped, else 0; does not wait

@@ -49,6 +49,8 @@ SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",
          "size of each communicator's collective scratch window (memory is used only as touched)")
 SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, "131072",
          "all-reduce uses one-shot while its size x ranks is at most this (a quarter of it when the host's GPUs are not fully connected), else two-shot")
+SC_PARAM(LL_MAX_BYTES, "SYMCOMM_LL_MAX_BYTES", INT, "65536",
+         "all-reduce of at most this many bytes on at most 8 ranks of a host uses the LL protocol (each rank pushes its input, flagged, to every peer: no barrier); 0 turns it off; the same on every rank")
 SC_PARAM(COLL_BLOCKS, "SYMCOMM_COLL_BLOCKS", INT, "0",
          "blocks each collective runs in (each takes a slice of every chunk and meets only its namesakes on the other ranks): 0 = chosen by size, 1 to 32 forces that many; the same on every rank")
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Which all-reduce algorithm runs: `test_coll algos` (all-reduce in every type
-# and op, at counts on both sides of the one-shot limit, every result checked)
-# with SYMCOMM_ALGO=allreduce=ALGO, and the choice that symcomm logs at INFO
-# (once per algorithm) must show ALGO on every rank and never the other one.
-# With ALGO=auto nothing is forced, and both must show: the counts do straddle
-# the limit, so a forced run that shows one algorithm proves the forcing.
-#   bash tests/scripts/test_coll_forced.sh oneshot|twoshot|auto NRANKS
+# and op, at counts on both sides of the LL and one-shot limits, every result
+# checked) with SYMCOMM_ALGO=allreduce=ALGO, and the choice that symcomm logs
+# at INFO (once per algorithm) must show ALGO on every rank and never another.
+# With ALGO=auto nothing is forced, and LL and two-shot must both show (the
+# counts straddle the limits: with the default limits one-shot has no room
+# on 3 ranks), so a forced run that shows one algorithm proves the forcing.
+# LL applies only to calls its region holds: run ll with a larger
+# SYMCOMM_LL_MAX_BYTES.
+#   bash tests/scripts/test_coll_forced.sh ll|oneshot|twoshot|auto NRANKS
 set -u
 B=${B:-build}
-algo=${1:?usage: test_coll_forced.sh oneshot|twoshot|auto NRANKS}
-n=${2:?usage: test_coll_forced.sh oneshot|twoshot|auto NRANKS}
+algo=${1:?usage: test_coll_forced.sh ll|oneshot|twoshot|auto NRANKS}
+n=${2:?usage: test_coll_forced.sh ll|oneshot|twoshot|auto NRANKS}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -23,10 +26,11 @@ for ((r = 0; r < n; r++)); do
   log="$tmp/log.$r"
   [ -f "$log" ] || fail "rank $r wrote no log"
   # "allreduce of N bytes on R ranks (CLASS): ALGO[ (forced by SYMCOMM_ALGO)]"
-  for a in oneshot twoshot; do
+  for a in ll oneshot twoshot; do
     if grep -q "COLL allreduce of .*: $a\( (forced by SYMCOMM_ALGO)\)\?$" "$log"; then ran=yes; else ran=no; fi
     case "$algo/$a/$ran" in
-    auto/*/no) fail "rank $r never chose $a on its own: the counts do not straddle the one-shot limit" ;;
+    auto/oneshot/no) ;;
+    auto/*/no) fail "rank $r never chose $a on its own: the counts do not straddle the limits" ;;
     "$a/$a/no") fail "rank $r never logged a $a all-reduce with SYMCOMM_ALGO=allreduce=$a" ;;
     */yes) [ "$algo" = auto ] || [ "$algo" = "$a" ] ||
       fail "rank $r ran $a although SYMCOMM_ALGO=allreduce=$algo: $(grep "allreduce of" "$log" | head -3)" ;;
@@ -36,4 +40,4 @@ for ((r = 0; r < n; r++)); do
     grep -q ": $algo (forced by SYMCOMM_ALGO)$" "$log" || fail "rank $r's log does not say the choice was forced"
   fi
 done
-echo "ok: $n ranks, all-reduce algorithm $algo$([ "$algo" = auto ] && echo ": both chosen")"
+echo "ok: $n ranks, all-reduce algorithm $algo$([ "$algo" = auto ] && echo ": ll and twoshot chosen")"

@@ -107,6 +107,45 @@ SC_DEV_FN int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return old == expected;
 }
 
+/* This rank's own counters: written by its earlier launches (the kernel
+ * boundary orders them) or by the other blocks of this one only where the
+ * program says so (sc_coll_finish), at GPU scope. */
+SC_DEV_FN uint64_t sc_dev_load_own(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+SC_DEV_FN void sc_dev_store_own(uint64_t *p, uint64_t v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* One 16-byte access, whose 8-byte halves are each seen whole: no fence,
+ * since a word's flag and its data travel in the same store. */
+SC_DEV_FN void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(line), "l"(w0), "l"(w1) : "memory");
+}
+
+SC_DEV_FN void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1) {
+  uint64_t a, b;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(line) : "memory");
+  *w0 = a;
+  *w1 = b;
+}
+
+/* Some thread's non-zero v: every thread that has one writes it, one of
+ * them wins (the slot's earlier readers passed the syncs of sc_dev_share). */
+SC_DEV_FN int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
+  if (!__syncthreads_or(v != 0))
+    return 0;
+  if (v != 0)
+    atomicExch(ctx->share, v);
+  __syncthreads();
+  int r = *(volatile int *)ctx->share;
+  __syncthreads();
+  return r;
+}
+
 /* GPUs poll: nobody sleeps on a bell, so ringing would only cost a remote
  * atomic per signal. */
 SC_DEV_FN uint32_t sc_dev_bell_read(sc_doorbell_t *bell) { return 0; }
@@ -192,6 +231,8 @@ SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
   ctx->departed_seen = 0;
   ctx->polls = 0;
   ctx->last_progress_ns = sc_cuda_now_ns();
+  if (threadIdx.x != 0)
+    return 0;
   ctx->err->call = guard->call;
   ctx->err->seq = guard->seq;
   return sc_cuda_stopped(ctx) ? SC_DEV_ABORTED : 0;

@@ -79,6 +79,29 @@ static inline void sc_dev_store32(uint32_t *p, uint32_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+static inline uint64_t sc_dev_load_own(const uint64_t *p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void sc_dev_store_own(uint64_t *p, uint64_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static inline void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1) {
+  __atomic_store_n(&line[0], w0, __ATOMIC_RELAXED);
+  __atomic_store_n(&line[1], w1, __ATOMIC_RELAXED);
+}
+
+static inline void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1) {
+  *w0 = __atomic_load_n(&line[0], __ATOMIC_RELAXED);
+  *w1 = __atomic_load_n(&line[1], __ATOMIC_RELAXED);
+}
+
+static inline int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
+  (void)ctx;
+  return v;
+}
+
 static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }

@@ -1,0 +1,220 @@
+/* The LL all-reduce (SC_ALGO_LL), for small sizes, where the round trips of
+ * a barrier cost more than moving the data. Included by device/coll.h.
+ *
+ * Every rank pushes its input to every peer, 8 bytes to a 16-byte line (each
+ * 4 data bytes in one word with the call's flag: sc_dev_ll_store), into its
+ * own part of the peer's LL region; then it waits for each line of each peer
+ * to carry the flag, and reduces the lines in rank order, its own from its
+ * input. No barrier and no fence: a word whose flag is the call's holds the
+ * call's data, because flag and data travel in one store.
+ *
+ * Calls alternate halves of the region, by the call's number (the rank's
+ * count of collectives, which every rank advances alike). Rank p writes into
+ * half h of rank q again two calls later: p has then finished the call in
+ * between, which needed q's lines of it, which q pushed only once it had
+ * finished the call that read half h (a launch starts when the one before it
+ * on the stream ended). The flag, the call's number plus one, tells this
+ * call's lines from those of two calls before.
+ *
+ * The tag: the leader of block b pushes the call's tag in tag line b to every
+ * peer before the data, and checks every peer's before any thread waits for
+ * data, so that ranks calling different things fail with DISAGREE instead of
+ * waiting. A wait gives up as a barrier's does (this communicator stopped, a
+ * rank left, no progress for the timeout, another rank's mark), marks the
+ * others, and the leader writes the first failure of its block.
+ *
+ * Words are packed little-endian (x86 and NVIDIA GPUs both are). */
+#ifndef SC_DEVICE_COLL_LL_H
+#define SC_DEVICE_COLL_LL_H
+
+#include "device/barrier.h"
+#include "device/reduce.h"
+
+/* A failed wait: the error kind and the rank it waited for, in one int that
+ * sc_dev_any can pass around. */
+#define SC_LL_WHY(kind, rank) ((kind) | (rank) << 8)
+
+/* Line l of source src's part of rank r's region, half h, as mapped here. */
+SC_DEV_FN uint64_t *sc_ll_line(const sc_coll_desc_t *d, int r, int h, int src, uint64_t l) {
+  uint64_t part = ((uint64_t)h * (uint64_t)d->nranks + (uint64_t)src) * d->ll_lines;
+  return d->ll[r] + (part + l) * (SC_LL_LINE_BYTES / 8);
+}
+
+/* Never 0, which a line holds before it was first written. */
+SC_DEV_FN uint32_t sc_ll_flag(uint64_t seq) { return (uint32_t)(seq % 0xffffffffu) + 1; }
+
+SC_DEV_FN uint64_t sc_ll_word(uint32_t data, uint32_t flag) { return (uint64_t)flag << 32 | data; }
+
+/* Bytes [8l, 8l + 8) of buf, those at or past `bytes` as 0. */
+SC_DEV_FN uint64_t sc_ll_take(const void *buf, uint64_t l, uint64_t bytes) {
+  const unsigned char *p = (const unsigned char *)buf + l * SC_LL_LINE_DATA;
+  uint64_t left = bytes - l * SC_LL_LINE_DATA, v = 0;
+  if (left >= SC_LL_LINE_DATA && ((uintptr_t)p & 7) == 0) {
+#ifdef __CUDA_ARCH__
+    return *(const uint64_t *)p;
+#else
+    memcpy(&v, p, sizeof(v));
+    return v;
+#endif
+  }
+  for (uint64_t i = 0; i < SC_LL_LINE_DATA && i < left; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* v into bytes [8l, 8l + 8) of buf, stopping at `bytes`. */
+SC_DEV_FN void sc_ll_give(void *buf, uint64_t l, uint64_t bytes, uint64_t v) {
+  unsigned char *p = (unsigned char *)buf + l * SC_LL_LINE_DATA;
+  uint64_t left = bytes - l * SC_LL_LINE_DATA;
+  if (left >= SC_LL_LINE_DATA && ((uintptr_t)p & 7) == 0) {
+#ifdef __CUDA_ARCH__
+    *(uint64_t *)p = v;
+#else
+    memcpy(p, &v, sizeof(v));
+#endif
+    return;
+  }
+  for (uint64_t i = 0; i < SC_LL_LINE_DATA && i < left; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+SC_DEV_FN void sc_ll_push(uint64_t *line, uint64_t v, uint32_t flag) {
+  sc_dev_ll_store(line, sc_ll_word((uint32_t)v, flag), sc_ll_word((uint32_t)(v >> 32), flag));
+}
+
+/* Waits until `line`, from rank src, carries `flag`; its 8 data bytes go to
+ * *v. 0, or SC_LL_WHY of the failure. Another rank's mark is looked at when
+ * the bell rang (the simulated backend's marks ring it) and every 64 polls. */
+SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint64_t *line, int src,
+                         uint32_t flag, uint64_t *v) {
+  sc_coll_sync_t *mine = d->sync[d->me];
+  uint64_t departed = 0, mark;
+  uint32_t polls = 0, last = sc_dev_bell_read(&mine->bell);
+  for (;;) {
+    uint32_t seen = sc_dev_bell_read(&mine->bell);
+    uint64_t w0, w1;
+    sc_dev_ll_load(line, &w0, &w1);
+    if ((uint32_t)(w0 >> 32) == flag && (uint32_t)(w1 >> 32) == flag) {
+      *v = (w0 & 0xffffffffu) | w1 << 32;
+      return 0;
+    }
+    if (departed >> src & 1)
+      return SC_LL_WHY(SC_DEV_PEER_LEFT, src);
+    if (seen != last || (++polls & 63) == 0) {
+      last = seen;
+      int s = sc_coll_marked(d, &mark);
+      if (s >= 0)
+        return SC_LL_WHY(SC_DEV_COLL_FAILED, s);
+    }
+    int why = sc_dev_sleep(ctx, &mine->bell, seen);
+    if (why == SC_DEV_PEER_LEFT)
+      departed = sc_dev_departed(ctx); /* one more look at the line, then at these */
+    else if (why != 0)
+      return SC_LL_WHY(why, src);
+  }
+}
+
+/* The leader, after a wait of its block failed (SC_LL_WHY): the error, and
+ * the mark for the others where the failure starts here. */
+SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, sc_dev_error_t *err) {
+  int kind = why & 255, rank = why >> 8;
+  if (kind == SC_DEV_COLL_FAILED && sc_dev_stopped(ctx) == 0) {
+    sc_coll_heard(rank, sc_dev_load(&d->sync[d->me]->fail[rank]), err);
+    return;
+  }
+  if (kind == SC_DEV_COLL_FAILED)
+    kind = SC_DEV_ABORTED; /* this rank's own stop (noted in err) comes first */
+  err->kind = kind == SC_DEV_TIMEOUT ? SC_DEV_BARRIER_TIMEOUT : kind;
+  err->a = rank;
+  err->b = 1;
+  err->c = d->guard.timeout_ms;
+  err->d = 0; /* no barrier: the sentence says the rank never sent its part */
+  err->e = kind == SC_DEV_PEER_LEFT ? rank : -1;
+  sc_coll_mark(d, sc_dev_relay_mark(err, d->me, rank));
+}
+
+/* The leader: every peer's tag line of this block, compared with the call's.
+ * 0, SC_DEV_DISAGREE (err filled), or SC_LL_WHY of a failed wait. */
+SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint32_t flag,
+                         sc_dev_error_t *err) {
+  const sc_coll_desc_t *d = run->d;
+  for (int r = 0; r < d->nranks; r++) {
+    if (r == d->me)
+      continue;
+    uint64_t theirs;
+    int why = sc_ll_wait(ctx, d, sc_ll_line(d, d->me, h, r, run->block), r, flag, &theirs);
+    if (why != 0)
+      return why;
+    if (theirs != run->a->tag) {
+      err->kind = SC_DEV_DISAGREE;
+      err->a = r;
+      err->b = (int64_t)theirs;
+      err->c = (int64_t)run->a->tag;
+      /* As at a barrier (device/barrier.h): this rank's own mark only, for
+       * its other blocks. */
+      sc_coll_sync_t *mine = d->sync[d->me];
+      if (sc_dev_load(&mine->fail[d->me]) == 0)
+        sc_dev_store(&mine->fail[d->me], sc_dev_relay_pack(0, d->me, -1));
+      return SC_DEV_DISAGREE;
+    }
+  }
+  return 0;
+}
+
+SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  int n = d->nranks, me = d->me, h = (int)(run->seq % 2);
+  uint32_t flag = sc_ll_flag(run->seq);
+  uint64_t bytes = a->count * a->elem, lines = (bytes + SC_LL_LINE_DATA - 1) / SC_LL_LINE_DATA;
+  uint64_t lo = sc_coll_cut(lines, run->block, run->blocks);
+  uint64_t hi = sc_coll_cut(lines, run->block + 1, run->blocks);
+  uint32_t t = sc_dev_thread(ctx), nt = sc_dev_threads(ctx);
+  run->tagged = 1; /* in the tag lines, not at a barrier */
+  if (sc_dev_leader(ctx))
+    for (int r = 0; r < n; r++)
+      if (r != me)
+        sc_ll_push(sc_ll_line(d, r, h, me, run->block), a->tag, flag);
+  for (uint64_t l = lo + t; l < hi; l += nt) {
+    uint64_t v = sc_ll_take(a->sendbuf, l, bytes);
+    for (int r = 0; r < n; r++)
+      if (r != me)
+        sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l), v, flag);
+  }
+  sc_dev_sync(ctx);
+  int why = 0;
+  if (sc_dev_leader(ctx)) {
+    for (int r = 0; r < n; r++)
+      if (r != me)
+        sc_dev_ring(&d->sync[r]->bell);
+    why = sc_ll_tags(ctx, run, h, flag, err);
+    if (why != 0 && why != SC_DEV_DISAGREE)
+      sc_ll_fail(ctx, d, why, err);
+  }
+  why = sc_dev_share(ctx, why);
+  if (why != 0)
+    return why;
+  uint64_t w[SC_LL_MAX_RANKS];
+  const void *srcs[SC_LL_MAX_RANKS];
+  for (int r = 0; r < n; r++)
+    srcs[r] = &w[r];
+  for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
+    for (int r = 0; r < n && why == 0; r++)
+      if (r == me)
+        w[r] = sc_ll_take(a->sendbuf, l, bytes);
+      else
+        why = sc_ll_wait(ctx, d, sc_ll_line(d, me, h, r, SC_COLL_MAX_BLOCKS + l), r, flag, &w[r]);
+    if (why != 0)
+      break;
+    uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;
+    uint64_t count = (left < SC_LL_LINE_DATA ? left : SC_LL_LINE_DATA) / a->elem;
+    sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);
+    sc_ll_give(a->recvbuf, l, bytes, out);
+  }
+  why = sc_dev_any(ctx, why);
+  if (why != 0 && sc_dev_leader(ctx))
+    sc_ll_fail(ctx, d, why, err);
+  return why;
+}
+
+#endif

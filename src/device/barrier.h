@@ -31,20 +31,21 @@ SC_DEV_FN void sc_coll_mark(const sc_coll_desc_t *d, uint64_t mark) {
   }
 }
 
-/* Whether block b of every rank reached epoch e. */
+/* Whether block b of every rank reached epoch e (the loads all in flight
+ * at once; sc_dev_acquire after the wait). */
 SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, uint32_t b, uint64_t e) {
   const sc_coll_sync_t *mine = d->sync[d->me];
+  int all = 1;
   for (int s = 0; s < d->nranks; s++)
-    if (sc_dev_load(&mine->arrive[b][s]) < e)
-      return 0;
-  return 1;
+    all &= sc_dev_load_poll(&mine->arrive[b][s]) >= e;
+  return all;
 }
 
 /* The lowest rank that gave up, with its mark; -1 if none did. */
 SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
   const sc_coll_sync_t *mine = d->sync[d->me];
   for (int s = 0; s < d->nranks; s++) {
-    *mark = sc_dev_load(&mine->fail[s]);
+    *mark = sc_dev_load_poll(&mine->fail[s]);
     if (*mark != 0)
       return s;
   }
@@ -95,34 +96,46 @@ SC_DEV_FN int sc_coll_fail_marked(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, ui
   return err->kind;
 }
 
-/* The leader of block b: arrives at barrier e and waits for block b of every
- * rank. A non-zero tag is the call's, at its first barrier: it goes out before
- * the arrival and is compared with every rank's once all arrived (slots
- * alternate with the epoch's parity: see sc_coll_sync_t). 0, or the error kind with err filled
+/* Block b arrives at barrier e: thread r of the block tells rank r (its
+ * tag first at a call's first barrier), all in parallel; each release
+ * covers what the block wrote before its sync. */
+SC_DEV_FN void sc_coll_arrive(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b, uint64_t e,
+                              uint64_t tag) {
+  for (uint32_t r = sc_dev_thread(ctx); r < (uint32_t)d->nranks; r += sc_dev_threads(ctx)) {
+    sc_coll_sync_t *theirs = d->sync[r];
+    if (tag != 0)
+      sc_dev_store_relaxed(&theirs->tag[b][d->me][e % 2], tag); /* seen with the arrival */
+    sc_dev_store(&theirs->arrive[b][d->me], e);
+    sc_dev_ring(&theirs->bell);
+  }
+}
+
+/* The leader of block b, before its block arrives at barrier e: a rank that
+ * gave up before this one got here (it was stopped, say) did not reach this
+ * barrier, so it fails here too, never completes behind the back of a rank
+ * that reported it failed. 0, or the error kind with err filled. */
+SC_DEV_FN int sc_coll_barrier_open(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
+                                   uint64_t e, sc_dev_error_t *err) {
+  uint64_t mark;
+  int s = sc_coll_marked(d, &mark);
+  return s >= 0 ? sc_coll_fail_marked(ctx, d, b, e, s, mark, err) : 0;
+}
+
+/* The leader of block b, once its block arrived at barrier e: waits for
+ * block b of every rank. A non-zero tag is the call's, at its first barrier:
+ * compared with every rank's once all arrived (slots alternate with the
+ * epoch's parity: see sc_coll_sync_t). 0, or the error kind with err filled
  * (and marked for the others where the failure starts here). */
-SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
+SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
                                    uint64_t e, uint64_t tag, sc_dev_error_t *err) {
   int n = d->nranks, me = d->me;
   sc_coll_sync_t *mine = d->sync[me];
-  /* A rank that gave up before this one got here (it was stopped, say):
-   * this barrier was not reached by every rank, so it fails here too, never
-   * completes behind the back of a rank that reported it failed. */
-  uint64_t mark;
-  int s = sc_coll_marked(d, &mark);
-  if (s >= 0)
-    return sc_coll_fail_marked(ctx, d, b, e, s, mark, err);
-  if (tag != 0)
-    sc_dev_store(&mine->tag[b][e % 2], tag); /* seen by whoever sees the arrival below */
-  for (int r = 0; r < n; r++) {
-    sc_dev_store(&d->sync[r]->arrive[b][me], e);
-    sc_dev_ring(&d->sync[r]->bell);
-  }
-  uint64_t departed = 0; /* ranks that left, once a sleep said so */
+  uint64_t departed = 0, mark; /* ranks that left, once a sleep said so */
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
     if (sc_coll_all_arrived(d, b, e))
       break;
-    s = sc_coll_marked(d, &mark);
+    int s = sc_coll_marked(d, &mark);
     if (s >= 0) {
       /* A mark made after everyone arrived here (the rank that made it saw
        * them, so they are visible now): this barrier is done all the same. */
@@ -147,10 +160,11 @@ SC_DEV_FN int sc_coll_barrier_lead(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
       return err->kind;
     }
   }
+  sc_dev_acquire(); /* what the peers wrote before arriving */
   sc_dev_progress(ctx); /* the timeout counts from the last barrier passed */
   if (tag != 0)
     for (int r = 0; r < n; r++) {
-      uint64_t theirs = sc_dev_load(&d->sync[r]->tag[b][e % 2]);
+      uint64_t theirs = sc_dev_load(&mine->tag[b][r][e % 2]);
       if (theirs != tag) {
         err->kind = SC_DEV_DISAGREE;
         err->a = r;

@@ -50,16 +50,22 @@ typedef struct sc_coll_run {
   int tagged;      /* the call's tag went out (at its first barrier) */
 } sc_coll_run_t;
 
-/* Block b's barrier, run by every thread of the block (the leader does the
- * flags): 0, or the error kind (err filled by the leader). */
+/* Block b's barrier, run by every thread of the block (the leader checks
+ * and waits, the first threads arrive): 0, or the error kind (err filled by
+ * the leader). */
 SC_DEV_FN int sc_coll_barrier(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
   uint64_t tag = run->tagged ? 0 : run->a->tag;
   run->tagged = 1;
-  run->epoch++;
-  sc_dev_sync(ctx); /* the block's writes, before the leader's release */
+  uint64_t e = ++run->epoch;
   int why = 0;
   if (sc_dev_leader(ctx))
-    why = sc_coll_barrier_lead(ctx, run->d, run->block, run->epoch, tag, err);
+    why = sc_coll_barrier_open(ctx, run->d, run->block, e, err);
+  why = sc_dev_share(ctx, why); /* also orders the block's writes before the arrivals */
+  if (why != 0)
+    return why;
+  sc_coll_arrive(ctx, run->d, run->block, e, tag);
+  if (sc_dev_leader(ctx))
+    why = sc_coll_barrier_wait(ctx, run->d, run->block, e, tag, err);
   return sc_dev_share(ctx, why);
 }
 

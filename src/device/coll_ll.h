@@ -171,6 +171,20 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
   uint64_t hi = sc_coll_cut(lines, run->block + 1, run->blocks);
   uint32_t t = sc_dev_thread(ctx), nt = sc_dev_threads(ctx);
   run->tagged = 1; /* in the tag lines, not at a barrier */
+  /* As at a barrier: a rank that gave up before this one got here never
+   * sent its part of this call; nothing goes out once that is known. */
+  int why = 0;
+  uint64_t mark;
+  if (sc_dev_leader(ctx)) {
+    int s = sc_coll_marked(d, &mark);
+    if (s >= 0) {
+      why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
+      sc_ll_fail(ctx, d, why, err);
+    }
+  }
+  why = sc_dev_share(ctx, why);
+  if (why != 0)
+    return why;
   if (sc_dev_leader(ctx))
     for (int r = 0; r < n; r++)
       if (r != me)
@@ -182,7 +196,6 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
         sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l), v, flag);
   }
   sc_dev_sync(ctx);
-  int why = 0;
   if (sc_dev_leader(ctx)) {
     for (int r = 0; r < n; r++)
       if (r != me)

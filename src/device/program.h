@@ -143,12 +143,12 @@ typedef struct sc_coll_sync {
   /* arrive[b][s]: the last barrier epoch that block b of rank s reached,
    * written by that block only */
   uint64_t arrive[SC_COLL_MAX_BLOCKS][SC_MAX_LOCAL_RANKS];
-  /* tag[b][e % 2]: the tag of the call block b of this rank runs, written
-   * before it arrives at the call's first barrier (epoch e); read by the
-   * others once they pass it. The next call's goes to the other slot if its
-   * first barrier is the next one, else after every rank passed the one in
-   * between, done reading. */
-  uint64_t tag[SC_COLL_MAX_BLOCKS][2];
+  /* tag[b][s][e % 2]: the tag of the call block b of rank s runs, written by
+   * that block before its arrival at the call's first barrier (epoch e);
+   * read here once every rank arrived. Rank s writes the slot again at its
+   * epoch e + 2 at the earliest, after every rank passed e + 1, done
+   * reading. */
+  uint64_t tag[SC_COLL_MAX_BLOCKS][SC_MAX_LOCAL_RANKS][2];
 } sc_coll_sync_t;
 
 /* Device memory of this rank (dev_alloc), advanced by the program. */

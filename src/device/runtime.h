@@ -34,6 +34,12 @@
  *   void sc_dev_store32(uint32_t *p, uint32_t v);    release store
  *   int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v);
  *                                                    compare and swap; 1 if it swapped
+ *   uint64_t sc_dev_load_poll(const uint64_t *p);    a load in a polling loop:
+ *       relaxed (several can be in flight); after the loop,
+ *   void sc_dev_acquire(void);                       makes what the writers of
+ *       the words polled released visible (a fence at system scope)
+ *   void sc_dev_store_relaxed(uint64_t *p, uint64_t v); at system scope, with
+ *       no order but that of the same thread's later release
  *   uint64_t sc_dev_load_own(const uint64_t *p);     relaxed load of this rank's
  *       own counters (device memory that only this rank's launches write;
  *       what earlier launches wrote is visible)

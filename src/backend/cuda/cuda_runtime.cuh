@@ -107,6 +107,18 @@ SC_DEV_FN int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return old == expected;
 }
 
+SC_DEV_FN uint64_t sc_dev_load_poll(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+SC_DEV_FN void sc_dev_acquire(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+SC_DEV_FN void sc_dev_store_relaxed(uint64_t *p, uint64_t v) {
+  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 /* This rank's own counters: written by its earlier launches (the kernel
  * boundary orders them) or by the other blocks of this one only where the
  * program says so (sc_coll_finish), at GPU scope. */

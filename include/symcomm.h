@@ -138,7 +138,10 @@ SYMCOMM_API symcomm_result_t symcomm_comm_split(symcomm_comm_t comm, int color, 
  * by the caller's own work, a wait that keeps seeing progress) is left to
  * finish: a WARN names the stream, and what that work may use (device
  * memory, windows, the device) is kept, leaked rather than freed under a
- * running kernel. Streams made from it stay usable for synchronize,
+ * running kernel. On CUDA, freeing GPU memory and page-locked host memory
+ * makes the driver wait until the device is idle (as cudaFree does), so
+ * once symcomm's own wait is over the free itself may still wait for the
+ * caller's work on the device. Streams made from it stay usable for synchronize,
  * query and destroy. Once it has returned, the handle is dead: using it in
  * any call, destroy and abort included, is undefined (as in NCCL), since a
  * new communicator may have been given the same address. Only an abort that

@@ -83,14 +83,26 @@ SC_DEV_FN void sc_coll_heard(int s, uint64_t mark, sc_dev_error_t *err) {
     err->b = waited_for;
 }
 
+/* The mark another block of this rank leaves when it found that the ranks
+ * disagree (sc_coll_barrier_wait): that block reports it; a block that
+ * stops for it has no failure of its own to tell (and must not turn a
+ * disagreement, which leaves the communicator usable, into a failure). */
+SC_DEV_FN int sc_coll_own_disagree(const sc_coll_desc_t *d, int s, uint64_t mark) {
+  return s == d->me && mark == sc_dev_relay_pack(0, d->me, -1);
+}
+
 /* Barrier e of block b fails because rank s marked the collectives failed:
  * with this rank's own stop (its abort) if it has one, even when a peer
- * that heard of it marked first, else with the mark's sentence. */
+ * that heard of it marked first, else with the mark's sentence (none for a
+ * disagreement found by another block here: SC_DEV_DISAGREE, err left
+ * alone). */
 SC_DEV_FN int sc_coll_fail_marked(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
                                   uint64_t e, int s, uint64_t mark, sc_dev_error_t *err) {
   int why = sc_dev_stopped(ctx);
   if (why != 0)
     sc_coll_give_up(d, b, e, why, err);
+  else if (sc_coll_own_disagree(d, s, mark))
+    return SC_DEV_DISAGREE;
   else
     sc_coll_heard(s, mark, err);
   return err->kind;

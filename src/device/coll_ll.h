@@ -119,7 +119,9 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint6
 SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, sc_dev_error_t *err) {
   int kind = why & 255, rank = why >> 8;
   if (kind == SC_DEV_COLL_FAILED && sc_dev_stopped(ctx) == 0) {
-    sc_coll_heard(rank, sc_dev_load(&d->sync[d->me]->fail[rank]), err);
+    uint64_t mark = sc_dev_load(&d->sync[d->me]->fail[rank]);
+    if (!sc_coll_own_disagree(d, rank, mark)) /* else another block reports it */
+      sc_coll_heard(rank, mark, err);
     return;
   }
   if (kind == SC_DEV_COLL_FAILED)

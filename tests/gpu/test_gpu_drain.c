@@ -3,9 +3,12 @@
  * stream, waits for symcomm's own work on that stream only, not for the
  * caller's work queued after it. A communicator (timeout 3 s) runs an
  * all-reduce on the caller's stream X, then the caller queues a host
- * function that holds X for 6 s. symcomm_comm_destroy and
- * symcomm_stream_destroy return well before either (the all-reduce is done),
- * with right data; X then finishes the caller's work as queued. */
+ * function that holds X for 6 s. symcomm_stream_destroy returns well before
+ * either (the all-reduce is done), with right data; X then finishes the
+ * caller's work as queued. symcomm_comm_destroy's own wait ends as soon,
+ * but the driver's frees (cuMemFree, cuMemFreeHost) wait for the device to
+ * be idle, the caller's work included (symcomm.h says so): it is only
+ * checked to return, with the data right. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -50,9 +53,7 @@ int main(void) {
   printf("rank %d: stream destroy %.3f s, communicator destroy %.3f s (the caller holds the stream "
          "%d s, the timeout is 3 s)\n",
          rank, stream_s, comm_s, HOLD_S);
-  TEST_ASSERT(stream_s < 2.0 && comm_s < 2.0,
-              "waited for the caller's work: stream destroy %.3f s, communicator destroy %.3f s",
-              stream_s, comm_s);
+  TEST_ASSERT(stream_s < 2.0, "waited for the caller's work: stream destroy %.3f s", stream_s);
 
   TDEV_CU(cu->cuStreamSynchronize(x));
   tdev_download(h, buf, COUNT * sizeof(int32_t));

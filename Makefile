@@ -130,6 +130,18 @@ $(CUDA_LIB): $(CUDA_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libsymcomm_cuda.so -Wl,-z,defs $(LDFLAGS) -o $@ $^ -pthread -ldl
 
+# test_gpu_bulk (tests/gpu/run.sh): the host reference is device/reduce.h;
+# its kernel, gpu_bulk_kernels.cu, is a fatbin of its own that it loads.
+GPU_BULK_FATBIN := $(BUILD)/obj/tests/gpu/gpu_bulk_kernels.fatbin
+$(BUILD)/obj/tests/gpu/test_gpu_bulk.o: CFLAGS_ALL += -Isrc
+ifneq ($(CUDA_TARGET),)
+tests: $(GPU_BULK_FATBIN)
+endif
+$(GPU_BULK_FATBIN): tests/gpu/gpu_bulk_kernels.cu Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCC_FLAGS) -fatbin -MMD -MF $@.d -o $@ $<
+
 cuda-note:
 	@$(if $(filter 0,$(SAN)),echo "  (no nvcc found: building without the CUDA backend, libsymcomm_cuda.so; SYMCOMM_BACKEND=auto will use the simulated GPUs)",true)
 

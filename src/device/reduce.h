@@ -20,7 +20,13 @@
  * into an accumulator before the block of dst is written, which is what makes
  * dst == srcs[k] safe, and the inner loops are plain loops over arrays that
  * the compiler vectorises. The threads of a device block take the blocks of
- * elements in turn (block k on thread k % threads). */
+ * elements in turn (block k on thread k % threads).
+ *
+ * A backend may bring a faster sc_dev_reduce of its own (the CUDA backend's
+ * 16-byte vectors, backend/cuda/cuda_reduce.cuh): it defines
+ * SC_DEV_HAS_REDUCE before it includes this header, builds its loops from
+ * SC_RED_EACH (the same element types, operations and conversions) and falls
+ * back on sc_dev_reduce_elems, the portable loop below. */
 #ifndef SC_DEVICE_REDUCE_H
 #define SC_DEVICE_REDUCE_H
 
@@ -111,8 +117,9 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
     if (base == full && base < count)                                                              \
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, count - base);                                  \
   }                                                                                                \
-  SC_DEV_FN void FN##_solo(void *dst, const void *const *srcs, int nsrcs, size_t count,            \
-                           int divisor) {                                                          \
+  SC_DEV_FN void FN##_solo(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,      \
+                           size_t count, int divisor) {                                            \
+    (void)ctx;                                                                                     \
     (void)divisor;                                                                                 \
     for (size_t i_ = 0; i_ < count; i_++) {                                                        \
       T x_;                                                                                        \
@@ -128,39 +135,43 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
   }
 
 /* Integers: T the element, U the unsigned type SUM/PROD/AVG wrap in, D the
- * type AVG divides in. */
-#define SC_RED_DEFINE_INT(NAME, T, U, D)                                                           \
-  SC_RED_DEFINE(sc_red_##NAME##_sum, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_CAST)            \
-  SC_RED_DEFINE(sc_red_##NAME##_prod, T, U, D, SC_RED_LOAD, SC_RED_MUL, SC_RED_FIN_CAST)           \
-  SC_RED_DEFINE(sc_red_##NAME##_min, T, T, D, SC_RED_LOAD, SC_RED_IMIN, SC_RED_FIN_CAST)           \
-  SC_RED_DEFINE(sc_red_##NAME##_max, T, T, D, SC_RED_LOAD, SC_RED_IMAX, SC_RED_FIN_CAST)           \
-  SC_RED_DEFINE(sc_red_##NAME##_avg, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_IDIV)
+ * type AVG divides in. DEF is SC_RED_DEFINE or a backend's own loop. */
+#define SC_RED_DEFINE_INT(DEF, NAME, T, U, D)                                                      \
+  DEF(sc_red_##NAME##_sum, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_CAST)                      \
+  DEF(sc_red_##NAME##_prod, T, U, D, SC_RED_LOAD, SC_RED_MUL, SC_RED_FIN_CAST)                     \
+  DEF(sc_red_##NAME##_min, T, T, D, SC_RED_LOAD, SC_RED_IMIN, SC_RED_FIN_CAST)                     \
+  DEF(sc_red_##NAME##_max, T, T, D, SC_RED_LOAD, SC_RED_IMAX, SC_RED_FIN_CAST)                     \
+  DEF(sc_red_##NAME##_avg, T, U, D, SC_RED_LOAD, SC_RED_ADD, SC_RED_FIN_IDIV)
 
 /* Floating point: T the element (bits for the 16-bit formats), A the
  * accumulator, LOAD and FIN/FIN_AVG the conversions, MIN/MAX on A. */
-#define SC_RED_DEFINE_FLOAT(NAME, T, A, LOAD, FIN, FIN_AVG, MIN, MAX)                              \
-  SC_RED_DEFINE(sc_red_##NAME##_sum, T, A, A, LOAD, SC_RED_ADD, FIN)                               \
-  SC_RED_DEFINE(sc_red_##NAME##_prod, T, A, A, LOAD, SC_RED_MUL, FIN)                              \
-  SC_RED_DEFINE(sc_red_##NAME##_min, T, A, A, LOAD, MIN, FIN)                                      \
-  SC_RED_DEFINE(sc_red_##NAME##_max, T, A, A, LOAD, MAX, FIN)                                      \
-  SC_RED_DEFINE(sc_red_##NAME##_avg, T, A, A, LOAD, SC_RED_ADD, FIN_AVG)
+#define SC_RED_DEFINE_FLOAT(DEF, NAME, T, A, LOAD, FIN, FIN_AVG, MIN, MAX)                         \
+  DEF(sc_red_##NAME##_sum, T, A, A, LOAD, SC_RED_ADD, FIN)                                         \
+  DEF(sc_red_##NAME##_prod, T, A, A, LOAD, SC_RED_MUL, FIN)                                        \
+  DEF(sc_red_##NAME##_min, T, A, A, LOAD, MIN, FIN)                                                \
+  DEF(sc_red_##NAME##_max, T, A, A, LOAD, MAX, FIN)                                                \
+  DEF(sc_red_##NAME##_avg, T, A, A, LOAD, SC_RED_ADD, FIN_AVG)
 
-/* uint8_t and int8_t promote to int, so their AVG divides in int; uint32_t
- * must not (a sum past INT_MAX is a valid unsigned sum). */
-SC_RED_DEFINE_INT(i8, int8_t, uint32_t, int)
-SC_RED_DEFINE_INT(u8, uint8_t, uint32_t, int)
-SC_RED_DEFINE_INT(i32, int32_t, uint32_t, int32_t)
-SC_RED_DEFINE_INT(u32, uint32_t, uint32_t, uint32_t)
-SC_RED_DEFINE_INT(i64, int64_t, uint64_t, int64_t)
-SC_RED_DEFINE_INT(u64, uint64_t, uint64_t, uint64_t)
-SC_RED_DEFINE_FLOAT(f16, uint16_t, float, sc_fp16_to_float, SC_RED_FIN_FP16, SC_RED_FIN_FP16_AVG,
-                    sc_red_fminf, sc_red_fmaxf)
-SC_RED_DEFINE_FLOAT(bf16, uint16_t, float, sc_bf16_to_float, SC_RED_FIN_BF16, SC_RED_FIN_BF16_AVG,
-                    sc_red_fminf, sc_red_fmaxf)
-SC_RED_DEFINE_FLOAT(f32, float, float, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV, sc_red_fminf,
-                    sc_red_fmaxf)
-SC_RED_DEFINE_FLOAT(f64, double, double, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV, sc_red_fmin,
-                    sc_red_fmax)
+/* Every dtype x op, as DEF(FN, T, A, D, LOAD, OP, FINISH). uint8_t and int8_t
+ * promote to int, so their AVG divides in int; uint32_t must not (a sum past
+ * INT_MAX is a valid unsigned sum). */
+#define SC_RED_EACH(DEF)                                                                           \
+  SC_RED_DEFINE_INT(DEF, i8, int8_t, uint32_t, int)                                                \
+  SC_RED_DEFINE_INT(DEF, u8, uint8_t, uint32_t, int)                                               \
+  SC_RED_DEFINE_INT(DEF, i32, int32_t, uint32_t, int32_t)                                          \
+  SC_RED_DEFINE_INT(DEF, u32, uint32_t, uint32_t, uint32_t)                                        \
+  SC_RED_DEFINE_INT(DEF, i64, int64_t, uint64_t, int64_t)                                          \
+  SC_RED_DEFINE_INT(DEF, u64, uint64_t, uint64_t, uint64_t)                                        \
+  SC_RED_DEFINE_FLOAT(DEF, f16, uint16_t, float, sc_fp16_to_float, SC_RED_FIN_FP16,                \
+                      SC_RED_FIN_FP16_AVG, sc_red_fminf, sc_red_fmaxf)                             \
+  SC_RED_DEFINE_FLOAT(DEF, bf16, uint16_t, float, sc_bf16_to_float, SC_RED_FIN_BF16,               \
+                      SC_RED_FIN_BF16_AVG, sc_red_fminf, sc_red_fmaxf)                             \
+  SC_RED_DEFINE_FLOAT(DEF, f32, float, float, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV,       \
+                      sc_red_fminf, sc_red_fmaxf)                                                  \
+  SC_RED_DEFINE_FLOAT(DEF, f64, double, double, SC_RED_LOAD, SC_RED_FIN_CAST, SC_RED_FIN_FDIV,     \
+                      sc_red_fmin, sc_red_fmax)
+
+SC_RED_EACH(SC_RED_DEFINE)
 
 /* ---- entry points */
 
@@ -174,67 +185,56 @@ SC_DEV_FN int sc_dev_reduce_ok(int nsrcs, int dtype, int op, int avg_divisor) {
   return op != SYMCOMM_AVG || avg_divisor >= 1;
 }
 
-/* The five ops of one dtype. */
-#define SC_RED_CASE(DTYPE, NAME)                                                                   \
+/* The five ops of one dtype, sc_red_<dtype>_<op><SUFFIX>(ctx, dst, srcs,
+ * nsrcs, count, divisor) each; SC_RED_SWITCH(SUFFIX) picks by dtype and op. */
+#define SC_RED_CASE(DTYPE, NAME, SUFFIX)                                                           \
   case DTYPE:                                                                                      \
     switch (op) {                                                                                  \
-    case SYMCOMM_SUM: sc_red_##NAME##_sum(ctx, dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_PROD: sc_red_##NAME##_prod(ctx, dst, srcs, nsrcs, count, divisor); break;         \
-    case SYMCOMM_MIN: sc_red_##NAME##_min(ctx, dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_MAX: sc_red_##NAME##_max(ctx, dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_AVG: sc_red_##NAME##_avg(ctx, dst, srcs, nsrcs, count, divisor); break;           \
+    case SYMCOMM_SUM: sc_red_##NAME##_sum##SUFFIX(ctx, dst, srcs, nsrcs, count, divisor); break;   \
+    case SYMCOMM_PROD: sc_red_##NAME##_prod##SUFFIX(ctx, dst, srcs, nsrcs, count, divisor); break; \
+    case SYMCOMM_MIN: sc_red_##NAME##_min##SUFFIX(ctx, dst, srcs, nsrcs, count, divisor); break;   \
+    case SYMCOMM_MAX: sc_red_##NAME##_max##SUFFIX(ctx, dst, srcs, nsrcs, count, divisor); break;   \
+    case SYMCOMM_AVG: sc_red_##NAME##_avg##SUFFIX(ctx, dst, srcs, nsrcs, count, divisor); break;   \
     }                                                                                              \
     break
 
-/* Called by every thread of the block together, with arguments
- * sc_dev_reduce_ok accepts (AVG divides by `divisor`). */
-SC_DEV_FN void sc_dev_reduce(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,
-                             size_t count, int dtype, int op, int divisor) {
-  switch (dtype) {
-    SC_RED_CASE(SYMCOMM_INT8, i8);
-    SC_RED_CASE(SYMCOMM_UINT8, u8);
-    SC_RED_CASE(SYMCOMM_INT32, i32);
-    SC_RED_CASE(SYMCOMM_UINT32, u32);
-    SC_RED_CASE(SYMCOMM_INT64, i64);
-    SC_RED_CASE(SYMCOMM_UINT64, u64);
-    SC_RED_CASE(SYMCOMM_FLOAT16, f16);
-    SC_RED_CASE(SYMCOMM_BFLOAT16, bf16);
-    SC_RED_CASE(SYMCOMM_FLOAT32, f32);
-    SC_RED_CASE(SYMCOMM_FLOAT64, f64);
+#define SC_RED_SWITCH(SUFFIX)                                                                      \
+  switch (dtype) {                                                                                 \
+    SC_RED_CASE(SYMCOMM_INT8, i8, SUFFIX);                                                         \
+    SC_RED_CASE(SYMCOMM_UINT8, u8, SUFFIX);                                                        \
+    SC_RED_CASE(SYMCOMM_INT32, i32, SUFFIX);                                                       \
+    SC_RED_CASE(SYMCOMM_UINT32, u32, SUFFIX);                                                      \
+    SC_RED_CASE(SYMCOMM_INT64, i64, SUFFIX);                                                       \
+    SC_RED_CASE(SYMCOMM_UINT64, u64, SUFFIX);                                                      \
+    SC_RED_CASE(SYMCOMM_FLOAT16, f16, SUFFIX);                                                     \
+    SC_RED_CASE(SYMCOMM_BFLOAT16, bf16, SUFFIX);                                                   \
+    SC_RED_CASE(SYMCOMM_FLOAT32, f32, SUFFIX);                                                     \
+    SC_RED_CASE(SYMCOMM_FLOAT64, f64, SUFFIX);                                                     \
   }
+
+/* The portable loop, called by every thread of the block together, with
+ * arguments sc_dev_reduce_ok accepts (AVG divides by `divisor`). */
+SC_DEV_FN void sc_dev_reduce_elems(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,
+                                   size_t count, int dtype, int op, int divisor) {
+  SC_RED_SWITCH()
 }
 
 /* The same reduction by one thread alone, of a few elements (the LL
  * protocol's line: device/coll_ll.h), whose sources and destination may be
  * words of another type: elements go through memcpy. */
-#define SC_RED_CASE_SOLO(DTYPE, NAME)                                                              \
-  case DTYPE:                                                                                      \
-    switch (op) {                                                                                  \
-    case SYMCOMM_SUM: sc_red_##NAME##_sum_solo(dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_PROD: sc_red_##NAME##_prod_solo(dst, srcs, nsrcs, count, divisor); break;         \
-    case SYMCOMM_MIN: sc_red_##NAME##_min_solo(dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_MAX: sc_red_##NAME##_max_solo(dst, srcs, nsrcs, count, divisor); break;           \
-    case SYMCOMM_AVG: sc_red_##NAME##_avg_solo(dst, srcs, nsrcs, count, divisor); break;           \
-    }                                                                                              \
-    break
-
 SC_DEV_FN void sc_dev_reduce_solo(void *dst, const void *const *srcs, int nsrcs, size_t count,
                                   int dtype, int op, int divisor) {
-  switch (dtype) {
-    SC_RED_CASE_SOLO(SYMCOMM_INT8, i8);
-    SC_RED_CASE_SOLO(SYMCOMM_UINT8, u8);
-    SC_RED_CASE_SOLO(SYMCOMM_INT32, i32);
-    SC_RED_CASE_SOLO(SYMCOMM_UINT32, u32);
-    SC_RED_CASE_SOLO(SYMCOMM_INT64, i64);
-    SC_RED_CASE_SOLO(SYMCOMM_UINT64, u64);
-    SC_RED_CASE_SOLO(SYMCOMM_FLOAT16, f16);
-    SC_RED_CASE_SOLO(SYMCOMM_BFLOAT16, bf16);
-    SC_RED_CASE_SOLO(SYMCOMM_FLOAT32, f32);
-    SC_RED_CASE_SOLO(SYMCOMM_FLOAT64, f64);
-  }
+  sc_dev_ctx_t *ctx = 0; /* one thread: no block to share with */
+  SC_RED_SWITCH(_solo)
 }
 
-#undef SC_RED_CASE
-#undef SC_RED_CASE_SOLO
+#ifndef SC_DEV_HAS_REDUCE
+/* The reduction of the collective program: the portable loop, unless the
+ * backend has its own (SC_DEV_HAS_REDUCE), with the same results bit for bit. */
+SC_DEV_FN void sc_dev_reduce(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,
+                             size_t count, int dtype, int op, int divisor) {
+  sc_dev_reduce_elems(ctx, dst, srcs, nsrcs, count, dtype, op, divisor);
+}
+#endif
 
 #endif

@@ -33,7 +33,7 @@ static void td_cu_load(void) {
   if (td_cu_loaded)
     return;
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  TEST_ASSERT(lib != NULL, "the communicator runs on CUDA, but the test cannot load libcuda.so.1: %s",
+  TEST_ASSERT(lib != NULL, "the test runs on CUDA, but cannot load libcuda.so.1: %s",
               dlerror());
   td_get_proc_t get = NULL;
   void *sym = dlsym(lib, "cuGetProcAddress_v2");
@@ -64,6 +64,10 @@ static void td_cu_load(void) {
   TD_GET(cuGraphExecDestroy, 10000);
   TD_GET(cuGraphDestroy, 10000);
   TD_GET(cuLaunchHostFunc, 10000);
+  TD_GET(cuModuleLoadData, 2000);
+  TD_GET(cuModuleUnload, 2000);
+  TD_GET(cuModuleGetFunction, 2000);
+  TD_GET(cuLaunchKernel, 4000);
 #undef TD_GET
   td_cu_loaded = true;
 }
@@ -101,19 +105,27 @@ void tdev_open(symcomm_comm_t comm) {
       TDEV_CU(td_cu.cuCtxSetCurrent(td_dev.ctx));
     return;
   }
-  td_dev.cuda = cuda;
-  td_dev.device = device;
   if (cuda) {
-    td_cu_load();
-    TDEV_CU(td_cu.cuInit(0));
-    int dev = -1;
-    TDEV_CU(td_cu.cuDeviceGet(&dev, device));
-    /* The library works in the primary context: so do the tests (as the
-     * CUDA runtime and PyTorch do). */
-    TDEV_CU(td_cu.cuDevicePrimaryCtxRetain(&td_dev.ctx, dev));
-    TDEV_CU(td_cu.cuCtxSetCurrent(td_dev.ctx));
-    TDEV_CU(td_cu.cuStreamCreate(&td_dev.copies, TDEV_STREAM_NON_BLOCKING));
+    tdev_open_device(device);
+    return;
   }
+  td_dev.device = device;
+  td_dev.open = true;
+}
+
+void tdev_open_device(int ordinal) {
+  TEST_ASSERT(!td_dev.open, "the device was opened already");
+  td_dev.cuda = true;
+  td_dev.device = ordinal;
+  td_cu_load();
+  TDEV_CU(td_cu.cuInit(0));
+  int dev = -1;
+  TDEV_CU(td_cu.cuDeviceGet(&dev, ordinal));
+  /* The library works in the primary context: so do the tests (as the CUDA
+   * runtime and PyTorch do). */
+  TDEV_CU(td_cu.cuDevicePrimaryCtxRetain(&td_dev.ctx, dev));
+  TDEV_CU(td_cu.cuCtxSetCurrent(td_dev.ctx));
+  TDEV_CU(td_cu.cuStreamCreate(&td_dev.copies, TDEV_STREAM_NON_BLOCKING));
   td_dev.open = true;
 }
 

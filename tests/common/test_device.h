@@ -28,6 +28,9 @@ void tdev_open(symcomm_comm_t comm);
  * done; fails clearly unless it has 2 ranks or more and, with need_cuda,
  * runs on the CUDA backend. */
 void tdev_init_job(symcomm_comm_t *comm, int *rank, int *size, bool need_cuda);
+/* For a GPU test without a communicator: the driver, CUDA device `ordinal`
+ * and its primary context, as tdev_open gives them on "cuda". */
+void tdev_open_device(int ordinal);
 /* Whether buffers are GPU memory; the device index. */
 bool tdev_cuda(void);
 int tdev_device(void);
@@ -102,6 +105,12 @@ typedef struct tdev_driver {
   /* fn(user) runs on a driver thread once the stream's earlier work is done;
    * later work waits for it to return */
   int (*cuLaunchHostFunc)(void *stream, void (*fn)(void *user), void *user);
+  int (*cuModuleLoadData)(void **module, const void *image);
+  int (*cuModuleUnload)(void *module);
+  int (*cuModuleGetFunction)(void **fn, void *module, const char *name);
+  int (*cuLaunchKernel)(void *fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                        unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared_bytes,
+                        void *stream, void **params, void **extra);
 } tdev_driver_t;
 
 /* The driver (after tdev_open on a "cuda" communicator; fails the test otherwise). */

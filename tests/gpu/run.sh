@@ -96,6 +96,12 @@ step topo_tool 60 "${cuda_job[@]}" -n "$ngpus" -- "$B/bin/symcomm-topo"
 # symcomm-topo agrees with nvidia-smi topo -m on every pair; --write-xml reads back.
 step topo_check 120 env OUT="$OUT/topo_check" bash tests/gpu/topo_check.sh "$B"
 
+# The bulk data paths of the device runtime (sc_dev_reduce's 16-byte vectors,
+# sc_dev_copy) in a kernel of their own against the portable C code: every
+# dtype x op, 1 to 8 sources, counts 0 to 40009, pointers misaligned, in
+# place, NaN/inf/-0/subnormal inputs, every element bit for bit.
+step unit_gpu_bulk 300 bash -c "set -o pipefail; $B/tests/gpu/test_gpu_bulk $B/obj/tests/gpu/gpu_bulk_kernels.fatbin 2>&1 | tee /dev/stderr | grep -q 'all passed on a GPU'"
+
 echo "== collectives (every buffer GPU memory, every element checked)"
 # Every collective x dtype x op, in and out of place, counts 0, 1, 1023,
 # 65537, pointers off alignment, every root.

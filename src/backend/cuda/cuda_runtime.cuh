@@ -165,8 +165,16 @@ SC_DEV_FN void sc_dev_ring(sc_doorbell_t *bell) {}
 
 /* ---- bulk data: every thread of the block together */
 
-/* Element i of n on thread i % threads, in words of W bytes. */
-#define SC_CUDA_COPY_LOOP(W, T)                                                                    \
+/* Words a thread copies per turn in a large copy, all loaded before any is
+ * stored: the sources are mostly other GPUs' memory, so many loads must be
+ * in flight. */
+#define SC_CUDA_COPY_UNROLL 4
+
+/* n bytes from s to d, which do not overlap, by threads t of nt: in words of
+ * W bytes (type T) where d and s are equally far past a W-byte boundary; the
+ * bytes before d's first boundary and after the last whole word one per
+ * thread, the words U per thread per turn (word i + u x nt on thread i % nt). */
+#define SC_CUDA_COPY_LOOP(W, T, U)                                                                 \
   do {                                                                                             \
     size_t head_ = (size_t)((W - ((uintptr_t)d & (W - 1))) & (W - 1));                             \
     if (head_ > n)                                                                                 \
@@ -176,11 +184,43 @@ SC_DEV_FN void sc_dev_ring(sc_doorbell_t *bell) {}
     size_t words_ = (n - head_) / W;                                                               \
     T *dw_ = (T *)(d + head_);                                                                     \
     const T *sw_ = (const T *)(s + head_);                                                         \
-    for (size_t i_ = t; i_ < words_; i_ += nt)                                                     \
-      dw_[i_] = sw_[i_];                                                                           \
+    for (size_t i_ = t; i_ < words_; i_ += (U) * nt) {                                             \
+      T w_[U];                                                                                     \
+      _Pragma("unroll") for (int u_ = 0; u_ < (U); u_++) {                                         \
+        if (i_ + u_ * nt < words_)                                                                 \
+          w_[u_] = sw_[i_ + u_ * nt];                                                              \
+      }                                                                                            \
+      _Pragma("unroll") for (int u_ = 0; u_ < (U); u_++) {                                         \
+        if (i_ + u_ * nt < words_)                                                                 \
+          dw_[i_ + u_ * nt] = w_[u_];                                                              \
+      }                                                                                            \
+    }                                                                                              \
     for (size_t i_ = head_ + words_ * W + t; i_ < n; i_ += nt)                                     \
       d[i_] = s[i_];                                                                               \
   } while (0)
+
+/* The widest words d and s allow. */
+#define SC_CUDA_COPY_WORDS(U)                                                                      \
+  do {                                                                                             \
+    uintptr_t apart_ = (uintptr_t)d ^ (uintptr_t)s;                                                \
+    if ((apart_ & 15) == 0)                                                                        \
+      SC_CUDA_COPY_LOOP(16, uint4, U);                                                             \
+    else if ((apart_ & 7) == 0)                                                                    \
+      SC_CUDA_COPY_LOOP(8, uint64_t, U);                                                           \
+    else if ((apart_ & 3) == 0)                                                                    \
+      SC_CUDA_COPY_LOOP(4, uint32_t, U);                                                           \
+    else                                                                                           \
+      for (size_t i_ = t; i_ < n; i_ += nt)                                                        \
+        d[i_] = s[i_];                                                                             \
+  } while (0)
+
+/* A copy of more than a word per thread. A function of its own, called: the
+ * unrolled loops, inlined wherever a program copies, would take registers
+ * from the whole kernel (which then spills, as ptxas caps it). */
+static __device__ __noinline__ void sc_cuda_copy_bulk(char *d, const char *s, size_t n) {
+  size_t t = threadIdx.x, nt = blockDim.x;
+  SC_CUDA_COPY_WORDS(SC_CUDA_COPY_UNROLL);
+}
 
 SC_DEV_FN void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n) {
   char *d = (char *)dst;
@@ -200,16 +240,11 @@ SC_DEV_FN void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t
     }
     return;
   }
-  uintptr_t apart = (uintptr_t)d ^ (uintptr_t)s;
-  if ((apart & 15) == 0)
-    SC_CUDA_COPY_LOOP(16, uint4);
-  else if ((apart & 7) == 0)
-    SC_CUDA_COPY_LOOP(8, uint64_t);
-  else if ((apart & 3) == 0)
-    SC_CUDA_COPY_LOOP(4, uint32_t);
+  /* A word per thread at most: one pass, not worth a call. */
+  if (n > 16 * nt)
+    sc_cuda_copy_bulk(d, s, n);
   else
-    for (size_t i = t; i < n; i += nt)
-      d[i] = s[i];
+    SC_CUDA_COPY_WORDS(1);
 }
 
 /* ---- guards, stops and the clock */
@@ -267,5 +302,9 @@ SC_DEV_FN int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen
   __nanosleep(SC_CUDA_NAP_NS);
   return 0;
 }
+
+/* sc_dev_reduce, with 16-byte vectors where the pointers allow; after the
+ * runtime, whose functions it uses. */
+#include "backend/cuda/cuda_reduce.cuh"
 
 #endif

@@ -49,6 +49,10 @@ typedef struct sc_launch {
 typedef struct sc_backend_ops {
   size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */
   const char *name;
+  /* Bytes of a collective a block should have to itself before another
+   * block is worth its barriers: the simulated backend runs a launch's
+   * blocks one after another, a GPU in parallel. */
+  size_t block_bytes;
 
   /* ---- device */
   /* OK when this backend can run here; else UNSUPPORTED, quietly, with the

@@ -5,17 +5,13 @@
 
 #include <string.h>
 
-/* Bytes a block should have to itself before another block is worth its
- * barriers: on the simulated backend blocks run one after another, so each
- * adds barriers and nothing else; on GPUs they run in parallel. */
-#define SC_COLL_BLOCK_BYTES (1u << 20)
-
-/* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else by size.
- * Every rank decides alike (the tag carries it). */
+/* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else by size
+ * and what a block is worth on the backend (its block_bytes). Every rank
+ * decides alike (the tag carries it). */
 static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
   if (c->blocks > 0)
     return c->blocks;
-  size_t b = bytes / SC_COLL_BLOCK_BYTES;
+  size_t b = bytes / c->view->ops->block_bytes;
   return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : (uint32_t)b;
 }
 

@@ -41,9 +41,15 @@ SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, uint32_t b, uint64_t 
   return all;
 }
 
-/* The lowest rank that gave up, with its mark; -1 if none did. */
+/* The lowest rank that gave up, with its mark; -1 if none did. The first
+ * pass has no early exit, so that its loads are all in flight at once. */
 SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
   const sc_coll_sync_t *mine = d->sync[d->me];
+  uint64_t any = 0;
+  for (int s = 0; s < d->nranks; s++)
+    any |= sc_dev_load_poll(&mine->fail[s]);
+  if (any == 0)
+    return -1;
   for (int s = 0; s < d->nranks; s++) {
     *mark = sc_dev_load_poll(&mine->fail[s]);
     if (*mark != 0)

@@ -114,6 +114,35 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint6
   }
 }
 
+/* Line l of every peer, in w (w[me] untouched): first one load of each, all
+ * in flight at once, then a wait for those not there yet. 0, or SC_LL_WHY
+ * of the first failed wait. */
+SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int h, uint64_t l,
+                           uint32_t flag, uint64_t *w) {
+  uint64_t w0[SC_LL_MAX_RANKS], w1[SC_LL_MAX_RANKS];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+    if (r < d->nranks && r != d->me)
+      sc_dev_ll_load(sc_ll_line(d, d->me, h, r, l), &w0[r], &w1[r]);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int r = 0; r < SC_LL_MAX_RANKS; r++) {
+    if (r >= d->nranks || r == d->me)
+      continue;
+    if ((uint32_t)(w0[r] >> 32) == flag && (uint32_t)(w1[r] >> 32) == flag) {
+      w[r] = (w0[r] & 0xffffffffu) | w1[r] << 32;
+      continue;
+    }
+    int why = sc_ll_wait(ctx, d, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
+    if (why != 0)
+      return why;
+  }
+  return 0;
+}
+
 /* The leader, after a wait of its block failed (SC_LL_WHY): the error, and
  * the mark for the others where the failure starts here. */
 SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, sc_dev_error_t *err) {
@@ -140,13 +169,14 @@ SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, s
 SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint32_t flag,
                          sc_dev_error_t *err) {
   const sc_coll_desc_t *d = run->d;
+  uint64_t tags[SC_LL_MAX_RANKS];
+  int why = sc_ll_gather(ctx, d, h, run->block, flag, tags);
+  if (why != 0)
+    return why;
   for (int r = 0; r < d->nranks; r++) {
     if (r == d->me)
       continue;
-    uint64_t theirs;
-    int why = sc_ll_wait(ctx, d, sc_ll_line(d, d->me, h, r, run->block), r, flag, &theirs);
-    if (why != 0)
-      return why;
+    uint64_t theirs = tags[r];
     if (theirs != run->a->tag) {
       err->kind = SC_DEV_DISAGREE;
       err->a = r;
@@ -214,11 +244,8 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
   for (int r = 0; r < n; r++)
     srcs[r] = &w[r];
   for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
-    for (int r = 0; r < n && why == 0; r++)
-      if (r == me)
-        w[r] = sc_ll_take(a->sendbuf, l, bytes);
-      else
-        why = sc_ll_wait(ctx, d, sc_ll_line(d, me, h, r, SC_COLL_MAX_BLOCKS + l), r, flag, &w[r]);
+    w[me] = sc_ll_take(a->sendbuf, l, bytes);
+    why = sc_ll_gather(ctx, d, h, SC_COLL_MAX_BLOCKS + l, flag, w);
     if (why != 0)
       break;
     uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;

@@ -53,6 +53,7 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
       sc_cuda_error_clear(&err);                                                                   \
     __syncthreads();                                                                               \
     sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
+    sc_cuda_read_stop_early(&ctx, status);                                                         \
     RUN(&ctx, (const ARGS_T *)&args, &err);                                                        \
     __syncthreads();                                                                               \
     if (threadIdx.x == 0)                                                                          \

@@ -8,6 +8,7 @@
 const sc_backend_ops_t sc_backend_host = {
     .size = sizeof(sc_backend_ops_t),
     .name = "host",
+    .block_bytes = 1 << 20, /* blocks run one after another: each adds barriers only */
 
     .available = sc_host_available,
     .device_open = sc_host_device_open,

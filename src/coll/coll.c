@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bootstrap/bootstrap.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -118,10 +119,15 @@ static sc_result_t sc_coll_attach(sc_coll_t *c) {
   sc_result_t res = ops->upload(v->device, (char *)c->scratch->peer[v->rank] + 4 * c->area, d,
                                 sizeof(sc_coll_sync_t));
   /* And no LL line may carry a flag before it is written. */
-  for (size_t at = 0, ll = sc_coll_ll_bytes(c); res == SYMCOMM_OK && at < ll; at += sizeof(*d)) {
-    size_t part = ll - at < sizeof(*d) ? ll - at : sizeof(*d);
-    res = ops->upload(v->device, (char *)c->scratch->peer[v->rank] + c->ll_offset + at, d, part);
+  size_t ll = sc_coll_ll_bytes(c), piece = ll < (1u << 20) ? ll : (1u << 20);
+  void *zeros = piece > 0 ? calloc(1, piece) : NULL;
+  if (res == SYMCOMM_OK && piece > 0 && zeros == NULL)
+    res = SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_COLL, "no memory to clear the LL region");
+  for (size_t at = 0; res == SYMCOMM_OK && at < ll; at += piece) {
+    size_t part = ll - at < piece ? ll - at : piece;
+    res = ops->upload(v->device, (char *)c->scratch->peer[v->rank] + c->ll_offset + at, zeros, part);
   }
+  free(zeros);
   if (res == SYMCOMM_OK) {
     sc_coll_describe(c, d);
     res = ops->upload(v->device, c->desc, d, sizeof(*d));
@@ -130,14 +136,34 @@ static sc_result_t sc_coll_attach(sc_coll_t *c) {
   return res;
 }
 
+/* The settings that lay out every rank's scratch window (and so where each
+ * rank writes into the others'), the same on every rank of the job. */
+static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long long ll) {
+  sc_bootstrap_t *boot = view->boot;
+  int n = boot->client.nranks, me = boot->client.rank;
+  long long mine[2] = {scratch, ll}, (*all)[2] = malloc(sizeof(*all) * (size_t)n);
+  if (all == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_COLL, "no memory for the collective settings");
+  sc_result_t res = sc_bootstrap_allgather(boot, "coll:settings", mine, sizeof(mine), all);
+  for (int r = 0; res == SYMCOMM_OK && r < n; r++)
+    if (all[r][0] != scratch || all[r][1] != ll)
+      res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_COLL,
+                     "ranks set the collectives' scratch apart: rank %d has "
+                     "SYMCOMM_COLL_SCRATCH_BYTES=%lld SYMCOMM_LL_MAX_BYTES=%lld, rank %d has %lld "
+                     "and %lld (set them alike on every rank)",
+                     me, scratch, ll, r, all[r][0], all[r][1]);
+  free(all);
+  return res;
+}
+
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
   SC_CHECK(sc_param_int(SC_PARAM_COLL_SCRATCH_BYTES, &scratch, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_ONESHOT_MAX_BYTES, &oneshot, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
-  if (ll < 0 || ll > (16 << 20))
+  if (ll < 0 || ll > (1 << 20))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
-                    "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 16 MiB", ll);
+                    "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 1 MiB", ll);
   SC_CHECK(sc_param_int(SC_PARAM_COLL_BLOCKS, &blocks, NULL));
   if (scratch < (64 << 10) || scratch > (1ll << 36))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
@@ -148,6 +174,7 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_COLL_BLOCKS=%lld: use 0 (chosen by size) or 1 to %d", blocks,
                     SC_COLL_MAX_BLOCKS);
+  SC_CHECK(sc_coll_agree(view, scratch, ll));
   sc_coll_t *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_COLL, "no memory for collective state");

@@ -29,7 +29,14 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
   return SYMCOMM_OK;
 fail:
   res = sc_comm_explain(comm, res, "init");
-  sc_comm_free_failed(comm);
+  /* What this rank cannot support (too many ranks on a host, say), every
+   * rank finds alike from what all exchanged, or fails on its own later:
+   * leaving quietly keeps a slower rank from hearing of it as this rank's
+   * failure before it finds it itself. */
+  if (res == SYMCOMM_ERR_UNSUPPORTED)
+    sc_comm_free(comm);
+  else
+    sc_comm_free_failed(comm);
   return res;
 }
 

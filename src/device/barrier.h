@@ -17,6 +17,7 @@
 #ifndef SC_DEVICE_BARRIER_H
 #define SC_DEVICE_BARRIER_H
 
+#include "device/ll_layout.h"
 #include "device/runtime.h"
 #include "device/status.h"
 
@@ -139,16 +140,43 @@ SC_DEV_FN int sc_coll_barrier_open(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
   return s >= 0 ? sc_coll_fail_marked(ctx, d, b, e, s, mark, err) : 0;
 }
 
+/* At a call's first barrier (seq: the call's number), a rank that has not
+ * arrived but pushed the LL tag line of this call runs the LL all-reduce
+ * where this rank runs another collective: DISAGREE, with its tag. */
+SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e, uint64_t seq,
+                                uint64_t tag, sc_dev_error_t *err) {
+  if (d->ll[d->me] == 0 || d->nranks > SC_LL_MAX_RANKS)
+    return 0;
+  uint32_t flag = sc_ll_flag(seq);
+  for (int r = 0; r < d->nranks; r++) {
+    if (r == d->me || sc_dev_load_poll(&d->sync[d->me]->arrive[b][r]) >= e)
+      continue;
+    uint64_t w0, w1;
+    sc_dev_ll_load(sc_ll_line(d, d->me, (int)(seq % 2), r, b), &w0, &w1);
+    if ((uint32_t)(w0 >> 32) != flag || (uint32_t)(w1 >> 32) != flag)
+      continue;
+    err->kind = SC_DEV_DISAGREE;
+    err->a = r;
+    err->b = (int64_t)((w0 & 0xffffffffu) | w1 << 32);
+    err->c = (int64_t)tag;
+    return SC_DEV_DISAGREE;
+  }
+  return 0;
+}
+
 /* The leader of block b, once its block arrived at barrier e: waits for
- * block b of every rank. A non-zero tag is the call's, at its first barrier:
- * compared with every rank's once all arrived (slots alternate with the
- * epoch's parity: see sc_coll_sync_t). 0, or the error kind with err filled
+ * block b of every rank. A non-zero tag is the call's (number seq), at its
+ * first barrier: compared with every rank's once all arrived (slots
+ * alternate with the epoch's parity: see sc_coll_sync_t), and with the LL
+ * tag lines of ranks that do not come (sc_coll_elsewhere, looked at when
+ * the bell rang and every 64 polls). 0, or the error kind with err filled
  * (and marked for the others where the failure starts here). */
 SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
-                                   uint64_t e, uint64_t tag, sc_dev_error_t *err) {
+                                   uint64_t e, uint64_t tag, uint64_t seq, sc_dev_error_t *err) {
   int n = d->nranks, me = d->me;
   sc_coll_sync_t *mine = d->sync[me];
   uint64_t departed = 0, mark; /* ranks that left, once a sleep said so */
+  uint32_t polls = 0, last = sc_dev_bell_read(&mine->bell);
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
     if (sc_coll_all_arrived(d, b, e))
@@ -157,9 +185,18 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
     if (s >= 0) {
       /* A mark made after everyone arrived here (the rank that made it saw
        * them, so they are visible now): this barrier is done all the same. */
+      sc_dev_acquire();
       if (sc_coll_all_arrived(d, b, e))
         break;
       return sc_coll_fail_marked(ctx, d, b, e, s, mark, err);
+    }
+    if (tag != 0 && (departed != 0 || seen != last || (++polls & 63) == 0)) {
+      last = seen;
+      if (sc_coll_elsewhere(d, b, e, seq, tag, err) != 0) {
+        if (sc_dev_load(&mine->fail[me]) == 0) /* for this rank's other blocks */
+          sc_dev_store(&mine->fail[me], sc_dev_relay_pack(0, me, -1));
+        return err->kind;
+      }
     }
     /* Checked after the arrivals: a rank that arrived before leaving has. */
     for (int r = 0; r < n && departed != 0; r++)

@@ -65,7 +65,7 @@ SC_DEV_FN int sc_coll_barrier(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_erro
     return why;
   sc_coll_arrive(ctx, run->d, run->block, e, tag);
   if (sc_dev_leader(ctx))
-    why = sc_coll_barrier_wait(ctx, run->d, run->block, e, tag, err);
+    why = sc_coll_barrier_wait(ctx, run->d, run->block, e, tag, run->seq, err);
   return sc_dev_share(ctx, why);
 }
 

@@ -23,25 +23,23 @@
  * rank left, no progress for the timeout, another rank's mark), marks the
  * others, and the leader writes the first failure of its block.
  *
+ * The flag repeats after 2^32 - 1 calls, so a line of a half that no call
+ * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of
+ * back-to-back calls, with a larger call before them all) would pass for
+ * the current call's if the peer's push had not landed yet: accepted, and
+ * noted as a follow-up (clear the region at the wrap).
+ *
  * Words are packed little-endian (x86 and NVIDIA GPUs both are). */
 #ifndef SC_DEVICE_COLL_LL_H
 #define SC_DEVICE_COLL_LL_H
 
 #include "device/barrier.h"
+#include "device/ll_layout.h"
 #include "device/reduce.h"
 
 /* A failed wait: the error kind and the rank it waited for, in one int that
  * sc_dev_any can pass around. */
 #define SC_LL_WHY(kind, rank) ((kind) | (rank) << 8)
-
-/* Line l of source src's part of rank r's region, half h, as mapped here. */
-SC_DEV_FN uint64_t *sc_ll_line(const sc_coll_desc_t *d, int r, int h, int src, uint64_t l) {
-  uint64_t part = ((uint64_t)h * (uint64_t)d->nranks + (uint64_t)src) * d->ll_lines;
-  return d->ll[r] + (part + l) * (SC_LL_LINE_BYTES / 8);
-}
-
-/* Never 0, which a line holds before it was first written. */
-SC_DEV_FN uint32_t sc_ll_flag(uint64_t seq) { return (uint32_t)(seq % 0xffffffffu) + 1; }
 
 SC_DEV_FN uint64_t sc_ll_word(uint32_t data, uint32_t flag) { return (uint64_t)flag << 32 | data; }
 
@@ -83,13 +81,19 @@ SC_DEV_FN void sc_ll_push(uint64_t *line, uint64_t v, uint32_t flag) {
 }
 
 /* Waits until `line`, from rank src, carries `flag`; its 8 data bytes go to
- * *v. 0, or SC_LL_WHY of the failure. Another rank's mark is looked at when
- * the bell rang (the simulated backend's marks ring it) and every 64 polls. */
-SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint64_t *line, int src,
+ * *v. 0, or SC_LL_WHY of the failure. Looked at when the bell rang (the
+ * simulated backend's marks and arrivals ring it) and every 64 polls:
+ * another rank's mark, and src arriving at a barrier of this call, which
+ * says it runs another collective than this one (DISAGREE), unless its line
+ * is there after all (it arrived at the next call's, having pushed this
+ * one's lines first). */
+SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint64_t *line, int src,
                          uint32_t flag, uint64_t *v) {
+  const sc_coll_desc_t *d = run->d;
   sc_coll_sync_t *mine = d->sync[d->me];
   uint64_t departed = 0, mark;
   uint32_t polls = 0, last = sc_dev_bell_read(&mine->bell);
+  int elsewhere = 0;
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
     uint64_t w0, w1;
@@ -98,13 +102,26 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint6
       *v = (w0 & 0xffffffffu) | w1 << 32;
       return 0;
     }
-    if (departed >> src & 1)
-      return SC_LL_WHY(SC_DEV_PEER_LEFT, src);
-    if (seen != last || (++polls & 63) == 0) {
+    if (elsewhere)
+      return SC_LL_WHY(SC_DEV_DISAGREE, src);
+    int gone = departed >> src & 1; /* checked after its arrival: it may have left from there */
+    if (gone || seen != last || (++polls & 63) == 0) {
       last = seen;
       int s = sc_coll_marked(d, &mark);
-      if (s >= 0)
+      if (s >= 0) {
+        sc_dev_acquire(); /* what the marking rank saw: the line, if it came */
+        sc_dev_ll_load(line, &w0, &w1);
+        if ((uint32_t)(w0 >> 32) == flag && (uint32_t)(w1 >> 32) == flag)
+          continue;
         return SC_LL_WHY(SC_DEV_COLL_FAILED, s);
+      }
+      if (sc_dev_load_poll(&mine->arrive[run->block][src]) > run->epoch) {
+        sc_dev_acquire(); /* then one more look at the line */
+        elsewhere = 1;
+        continue;
+      }
+      if (gone)
+        return SC_LL_WHY(SC_DEV_PEER_LEFT, src);
     }
     int why = sc_dev_sleep(ctx, &mine->bell, seen);
     if (why == SC_DEV_PEER_LEFT)
@@ -117,8 +134,9 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, const uint6
 /* Line l of every peer, in w (w[me] untouched): first one load of each, all
  * in flight at once, then a wait for those not there yet. 0, or SC_LL_WHY
  * of the first failed wait. */
-SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int h, uint64_t l,
+SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint64_t l,
                            uint32_t flag, uint64_t *w) {
+  const sc_coll_desc_t *d = run->d;
   uint64_t w0[SC_LL_MAX_RANKS], w1[SC_LL_MAX_RANKS];
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -136,7 +154,7 @@ SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int h, ui
       w[r] = (w0[r] & 0xffffffffu) | w1[r] << 32;
       continue;
     }
-    int why = sc_ll_wait(ctx, d, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
+    int why = sc_ll_wait(ctx, run, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
     if (why != 0)
       return why;
   }
@@ -145,12 +163,23 @@ SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int h, ui
 
 /* The leader, after a wait of its block failed (SC_LL_WHY): the error, and
  * the mark for the others where the failure starts here. */
-SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, sc_dev_error_t *err) {
+SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, sc_dev_error_t *err) {
+  const sc_coll_desc_t *d = run->d;
   int kind = why & 255, rank = why >> 8;
   if (kind == SC_DEV_COLL_FAILED && sc_dev_stopped(ctx) == 0) {
     uint64_t mark = sc_dev_load(&d->sync[d->me]->fail[rank]);
     if (!sc_coll_own_disagree(d, rank, mark)) /* else another block reports it */
       sc_coll_heard(rank, mark, err);
+    return;
+  }
+  if (kind == SC_DEV_DISAGREE) { /* rank is at a barrier of this call: its tag is there */
+    sc_coll_sync_t *mine = d->sync[d->me];
+    err->kind = SC_DEV_DISAGREE;
+    err->a = rank;
+    err->b = (int64_t)sc_dev_load(&mine->tag[run->block][rank][(run->epoch + 1) % 2]);
+    err->c = (int64_t)run->a->tag;
+    if (sc_dev_load(&mine->fail[d->me]) == 0) /* for this rank's other blocks, as at a barrier */
+      sc_dev_store(&mine->fail[d->me], sc_dev_relay_pack(0, d->me, -1));
     return;
   }
   if (kind == SC_DEV_COLL_FAILED)
@@ -165,12 +194,14 @@ SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, int why, s
 }
 
 /* The leader: every peer's tag line of this block, compared with the call's.
- * 0, SC_DEV_DISAGREE (err filled), or SC_LL_WHY of a failed wait. */
+ * 0, SC_LL_WHY of a failed wait, or SC_LL_FILLED: a tag differs (err
+ * filled). */
+#define SC_LL_FILLED (-1)
 SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint32_t flag,
                          sc_dev_error_t *err) {
   const sc_coll_desc_t *d = run->d;
   uint64_t tags[SC_LL_MAX_RANKS];
-  int why = sc_ll_gather(ctx, d, h, run->block, flag, tags);
+  int why = sc_ll_gather(ctx, run, h, run->block, flag, tags);
   if (why != 0)
     return why;
   for (int r = 0; r < d->nranks; r++) {
@@ -187,7 +218,7 @@ SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uin
       sc_coll_sync_t *mine = d->sync[d->me];
       if (sc_dev_load(&mine->fail[d->me]) == 0)
         sc_dev_store(&mine->fail[d->me], sc_dev_relay_pack(0, d->me, -1));
-      return SC_DEV_DISAGREE;
+      return SC_LL_FILLED;
     }
   }
   return 0;
@@ -211,7 +242,7 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     int s = sc_coll_marked(d, &mark);
     if (s >= 0) {
       why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
-      sc_ll_fail(ctx, d, why, err);
+      sc_ll_fail(ctx, run, why, err);
     }
   }
   why = sc_dev_share(ctx, why);
@@ -233,8 +264,8 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
       if (r != me)
         sc_dev_ring(&d->sync[r]->bell);
     why = sc_ll_tags(ctx, run, h, flag, err);
-    if (why != 0 && why != SC_DEV_DISAGREE)
-      sc_ll_fail(ctx, d, why, err);
+    if (why > 0)
+      sc_ll_fail(ctx, run, why, err);
   }
   why = sc_dev_share(ctx, why);
   if (why != 0)
@@ -245,7 +276,7 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     srcs[r] = &w[r];
   for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
     w[me] = sc_ll_take(a->sendbuf, l, bytes);
-    why = sc_ll_gather(ctx, d, h, SC_COLL_MAX_BLOCKS + l, flag, w);
+    why = sc_ll_gather(ctx, run, h, SC_COLL_MAX_BLOCKS + l, flag, w);
     if (why != 0)
       break;
     uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;
@@ -255,7 +286,7 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
   }
   why = sc_dev_any(ctx, why);
   if (why != 0 && sc_dev_leader(ctx))
-    sc_ll_fail(ctx, d, why, err);
+    sc_ll_fail(ctx, run, why, err);
   return why;
 }
 

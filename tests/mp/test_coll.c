@@ -548,6 +548,34 @@ static void test_mismatch(void) {
   tdev_free(b);
 }
 
+/* Ranks that run different protocols for one call: the LL all-reduce on
+ * every rank but the last, which calls a broadcast ("bcast") or an
+ * all-reduce too large for LL ("limit"), both through barriers. Each side
+ * finds the other's tag (the LL rank's tag line, the barrier rank's arrival
+ * and tag), so every rank fails at once with "disagree", not at the
+ * timeout. */
+static void test_mismatch_protocols(const char *how) {
+  size_t small = 16, large = 20000;
+  int32_t *a = tdev_alloc(large * sizeof(int32_t)), *b = tdev_alloc(large * sizeof(int32_t));
+  bool last = rank == nranks - 1;
+  double t0 = test_now();
+  symcomm_result_t r;
+  if (!last)
+    r = symcomm_allreduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
+  else if (strcmp(how, "bcast") == 0)
+    r = symcomm_broadcast(a, b, small, SYMCOMM_INT32, 0, comm, stream);
+  else
+    r = symcomm_allreduce(a, b, large, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
+  if (r == SYMCOMM_OK)
+    r = symcomm_stream_synchronize(stream);
+  const char *why = symcomm_last_error(comm);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE && test_contains(why, "disagree"),
+              "rank %d (%s): %s after %.1f s: %s", rank, how, symcomm_result_string(r),
+              test_now() - t0, why);
+  tdev_free(a);
+  tdev_free(b);
+}
+
 /* All-reduce on window buffers, above the one-shot size so that the
  * in-place two-shot runs, in and out of place, in several types. */
 static void test_windows(void) {
@@ -817,6 +845,10 @@ int main(int argc, char **argv) {
     test_args();
   else if (strcmp(what, "mismatch") == 0)
     test_mismatch();
+  else if (strcmp(what, "mismatch_ll_bcast") == 0)
+    test_mismatch_protocols("bcast");
+  else if (strcmp(what, "mismatch_ll_limit") == 0)
+    test_mismatch_protocols("limit");
   else if (strcmp(what, "windows") == 0)
     test_windows();
   else if (strcmp(what, "group") == 0)

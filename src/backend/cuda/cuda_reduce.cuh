@@ -25,9 +25,9 @@
 #define SC_DEV_HAS_REDUCE 1
 #include "device/reduce.h"
 
-/* Vectors per thread and source: 4, but 2 for 1-byte elements, whose 32
- * accumulators then match the 2-byte formats' (floats) and keep the loop in
- * registers. */
+/* Vectors per thread and source: 2, but 1 for 1-byte elements (16
+ * accumulators each, as many as the 2-byte formats' 2 x 8 floats): more
+ * spilled inside the loop at the coll kernel's 64 registers. */
 #ifndef SC_CUDA_RED_UNROLL
 #define SC_CUDA_RED_UNROLL(ELEM) ((ELEM) == 1 ? 1 : 2)
 #endif

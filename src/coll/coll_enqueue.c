@@ -77,6 +77,7 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   sc_coll_args_t *a = &launch->args;
   memset(a, 0, sizeof(*a));
   a->desc = c->desc;
+  a->state = c->state;
   a->kind = (int32_t)call->kind;
   a->dtype = call->dtype;
   a->op = call->op;

@@ -310,7 +310,8 @@ SC_DEV_FN int sc_coll_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error
  * filter of user input). */
 SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
   const sc_coll_desc_t *d = a->desc;
-  if (d == 0 || d->nranks < 1 || d->nranks > SC_MAX_LOCAL_RANKS || d->me < 0 || d->me >= d->nranks)
+  if (d == 0 || d->nranks < 1 || d->nranks > SC_MAX_LOCAL_RANKS || d->me < 0 || d->me >= d->nranks ||
+      a->state != d->state)
     return 0;
   if (blocks < 1 || blocks > SC_COLL_MAX_BLOCKS || a->kind < 0 || a->kind >= SC_COLL_KIND_COUNT)
     return 0;
@@ -338,7 +339,7 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
  * same rounds); on failure, every later collective
  * of this rank fails on entry (and the host refuses them: `failed`). */
 SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t seq, int why) {
-  sc_coll_state_t *st = run->d->state;
+  sc_coll_state_t *st = run->a->state;
   if (why != 0) {
     if (sc_dev_load_own(&st->broken) == 0) {
       sc_dev_store_own(&st->broken, seq + 1);
@@ -362,7 +363,16 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
 }
 
 SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
-  if (!sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
+  /* The counters first, read while the descriptor that the check below
+   * needs is on its way (a chain of dependent loads is what a small call
+   * waits for). */
+  sc_coll_state_t *st = a->state;
+  uint32_t block = sc_dev_block(ctx);
+  int counted = st != 0 && block < SC_COLL_MAX_BLOCKS;
+  uint64_t epoch = counted ? sc_dev_load_own(&st->block[block].epoch) : 0;
+  uint64_t rounds = counted ? sc_dev_load_own(&st->rounds) : 0;
+  uint64_t seq = counted ? sc_dev_load_own(&st->calls) : 0;
+  if (!counted || !sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
     if (sc_dev_leader(ctx)) {
       err->kind = SC_DEV_BAD_ARGS;
       err->a = SC_PROGRAM_COLL;
@@ -370,17 +380,15 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     return;
   }
   const sc_coll_desc_t *d = a->desc;
-  sc_coll_state_t *st = d->state;
   sc_coll_run_t run;
   run.a = a;
   run.d = d;
-  run.block = sc_dev_block(ctx);
+  run.block = block;
   run.blocks = sc_dev_blocks(ctx);
-  run.epoch = sc_dev_load_own(&st->block[run.block].epoch); /* written back after the barriers */
-  run.rounds = sc_dev_load_own(&st->rounds);
+  run.epoch = epoch; /* written back after the barriers */
+  run.rounds = rounds;
   run.round = 0;
   run.tagged = 0;
-  uint64_t seq = sc_dev_load_own(&st->calls);
   run.seq = seq;
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;

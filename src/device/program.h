@@ -185,6 +185,8 @@ typedef struct sc_coll_desc {
  * launching the same arguments again runs the same collective again. */
 typedef struct sc_coll_args {
   const sc_coll_desc_t *desc;
+  sc_coll_state_t *state; /* desc->state: here too, so that a block reads its counters without
+                             waiting for the descriptor first */
   int32_t kind;  /* sc_coll_kind_t */
   int32_t algo;  /* sc_coll_algo_t */
   int32_t dtype; /* symcomm_dtype_t */

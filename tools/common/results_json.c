@@ -101,9 +101,18 @@ int results_write_json(const char *path, const results_file_t *file, size_t nrow
     fprintf(f,
             "    {\"op\": \"%s\", \"dtype\": \"%s\", \"redop\": \"%s\", \"root\": %d, "
             "\"bytes\": %llu, \"count\": %llu, \"inplace\": %s, \"time_us\": %.3f, "
-            "\"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}%s\n",
+            "\"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld",
             r.op, r.dtype, r.redop, r.root, r.bytes, r.count, r.inplace ? "true" : "false",
-            r.time_us, r.algbw_gbs, r.busbw_gbs, r.wrong, i + 1 < nrows ? "," : "");
+            r.time_us, r.algbw_gbs, r.busbw_gbs, r.wrong);
+    if (r.gemm_k > 0)
+      fprintf(f,
+              ", \"gemm_n\": %d, \"gemm_k\": %d, \"gemm_alone_us\": %.3f, "
+              "\"gemm_together_us\": %.3f, \"gemm_slowdown\": %.4f, \"time_together_us\": %.3f, "
+              "\"busbw_together_gbs\": %.4f",
+              r.gemm_n, r.gemm_k, r.gemm_alone_us, r.gemm_together_us,
+              r.gemm_alone_us > 0 ? r.gemm_together_us / r.gemm_alone_us : 0.0,
+              r.time_together_us, r.busbw_together_gbs);
+    fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
   if (fclose(f) != 0) {

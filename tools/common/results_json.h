@@ -13,6 +13,9 @@ typedef struct results_row {
   int inplace;
   double time_us, algbw_gbs, busbw_gbs;
   long long wrong;
+  /* symcomm-perf --gemm (gemm_k 0: none, the fields are left out) */
+  int gemm_n, gemm_k;
+  double gemm_alone_us, gemm_together_us, time_together_us, busbw_together_gbs;
 } results_row_t;
 
 typedef struct results_file {

@@ -7,10 +7,11 @@
  * combined over ranks (-a; by default the slowest rank's). With -G N the ITERS
  * launches are captured in a CUDA graph first (untimed), and the graph is
  * launched N times between the clock readings (time / (N x ITERS)), as
- * nccl-tests' -G. Checking is a
- * separate launch after the timed ones (whose data has been reduced into
- * itself many times in place): fresh inputs, poisoned outputs, one launch,
- * every element of every rank's result compared bit for bit. */
+ * nccl-tests' -G. With --gemm each size is also timed beside a GEMM on
+ * another stream (time_together). Checking is a separate launch after the
+ * timed ones (whose data has been reduced into itself many times in place):
+ * fresh inputs, poisoned outputs, one launch, every element of every rank's
+ * result compared bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,49 +54,144 @@ static int sync_engine(perf_bench_t *b, const perf_case_t *k) {
   return b->eng->synchronize(b->self) == 0 ? 0 : failed(b, k, "synchronize");
 }
 
-/* The timed part with -G: ITERS launches captured into a graph, which is
- * then launched `graph_launches` times; seconds per launch in *mine. */
+static int cuda_failed(perf_bench_t *b, const char *err) {
+  fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
+  return -1;
+}
+
+/* -G: ITERS launches captured into a graph (not run). */
+static int capture(perf_bench_t *b, const perf_case_t *k, const perf_cudart_t *rt,
+                   cuda_stream_t stream, cuda_graph_exec_t *exec) {
+  char err[512];
+  if (perf_cudart_capture_begin(rt, stream, err, sizeof(err)) != 0)
+    return cuda_failed(b, err);
+  int bad = 0;
+  for (int i = 0; i < b->opts->iters && !bad; i++)
+    bad = launch(b, k) != 0;
+  /* Ended even after a failed launch: the stream must leave capture mode. */
+  if (perf_cudart_capture_end(rt, stream, exec, err, sizeof(err)) != 0)
+    return cuda_failed(b, err);
+  if (bad) {
+    rt->GraphExecDestroy(*exec);
+    return -1;
+  }
+  return 0;
+}
+
+/* One unit of the timed part: a launch, or with -G (exec) a graph of ITERS. */
+static int queue_unit(perf_bench_t *b, const perf_case_t *k, const perf_cudart_t *rt,
+                      cuda_stream_t stream, cuda_graph_exec_t exec) {
+  if (exec == NULL)
+    return launch(b, k);
+  cuda_error_t e = rt->GraphLaunch(exec, stream);
+  if (e == 0)
+    return 0;
+  char err[512];
+  perf_cudart_fail(rt, err, sizeof(err), "cudaGraphLaunch", e);
+  return cuda_failed(b, err);
+}
+
+/* The timed part with -G: the graph launched `graph_launches` times; seconds
+ * per iteration in *mine. */
 static int time_graph(perf_bench_t *b, const perf_case_t *k, double *mine) {
   const perf_options_t *o = b->opts;
   const perf_cudart_t *rt = NULL;
   cuda_stream_t stream = NULL;
   cuda_graph_exec_t exec = NULL;
-  char err[512];
   if (b->eng->cuda_stream(b->self, &rt, &stream) != 0)
     return failed(b, k, "-G");
-  if (perf_cudart_capture_begin(rt, stream, err, sizeof(err)) != 0) {
-    fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
+  if (capture(b, k, rt, stream, &exec) != 0)
     return -1;
-  }
-  int bad = 0;
-  for (int i = 0; i < o->iters && !bad; i++)
-    bad = launch(b, k) != 0;
-  /* Ended even after a failed launch: the stream must leave capture mode. */
-  if (perf_cudart_capture_end(rt, stream, &exec, err, sizeof(err)) != 0) {
-    fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
-    return -1;
-  }
-  if (bad)
-    goto fail;
+  int rc = -1;
   if (perf_job_barrier(b->job) != 0)
-    goto fail;
+    goto out;
   double t0 = now_s();
-  for (int g = 0; g < o->graph_launches; g++) {
-    cuda_error_t e = rt->GraphLaunch(exec, stream);
-    if (e != 0) {
-      perf_cudart_fail(rt, err, sizeof(err), "cudaGraphLaunch", e);
-      fprintf(stderr, "symcomm-perf: rank %d: %s\n", b->job->rank, err);
-      goto fail;
+  for (int g = 0; g < o->graph_launches; g++)
+    if (queue_unit(b, k, rt, stream, exec) != 0)
+      goto out;
+  if (sync_engine(b, k) != 0)
+    goto out;
+  *mine = (now_s() - t0) / ((double)o->iters * o->graph_launches);
+  rc = 0;
+out:
+  rt->GraphExecDestroy(exec);
+  return rc;
+}
+
+/* --gemm, after the collective alone took coll_s per iteration: K GEMMs
+ * alone, then K GEMMs and the timed iterations queued together, interleaved
+ * unit by unit so that both streams start at once. K makes the GEMM loop as
+ * long as the collective's timed part was alone. Each side is timed with its
+ * own events. */
+static int time_together(perf_bench_t *b, const perf_case_t *k, double coll_s, perf_row_t *row) {
+  const perf_options_t *o = b->opts;
+  perf_gemm_t *g = b->gemm;
+  const perf_cudart_t *rt = NULL;
+  cuda_stream_t stream = NULL;
+  cuda_graph_exec_t exec = NULL;
+  char err[512];
+  if (b->eng->cuda_stream(b->self, &rt, &stream) != 0)
+    return failed(b, k, "--gemm");
+  int units = o->graph_launches > 0 ? o->graph_launches : o->iters;
+  double span = coll_s * o->iters * (o->graph_launches > 0 ? o->graph_launches : 1);
+  double want = b->gemm_call_s > 0 ? span / b->gemm_call_s + 0.5 : 1.0;
+  int kk = want < 1.0 ? 1 : want > 100000.0 ? 100000 : (int)want;
+  double alone = 0.0, together = 0.0, coll = 0.0;
+  if (o->graph_launches > 0 && capture(b, k, rt, stream, &exec) != 0)
+    return -1;
+  int rc = -1;
+  if (perf_job_barrier(b->job) != 0)
+    goto out;
+  if (perf_gemm_record(g, PERF_GEMM_EV_G0, NULL, err, sizeof(err)) != 0 ||
+      perf_gemm_queue(g, kk, err, sizeof(err)) != 0 ||
+      perf_gemm_record(g, PERF_GEMM_EV_G1, NULL, err, sizeof(err)) != 0 ||
+      perf_gemm_elapsed(g, PERF_GEMM_EV_G0, PERF_GEMM_EV_G1, &alone, err, sizeof(err)) != 0) {
+    cuda_failed(b, err);
+    goto out;
+  }
+  if (perf_job_barrier(b->job) != 0)
+    goto out;
+  if (perf_gemm_record(g, PERF_GEMM_EV_G0, NULL, err, sizeof(err)) != 0 ||
+      perf_gemm_record(g, PERF_GEMM_EV_C0, stream, err, sizeof(err)) != 0) {
+    cuda_failed(b, err);
+    goto out;
+  }
+  for (int u = 0; u < units; u++) {
+    int gemms = (int)((long long)kk * (u + 1) / units - (long long)kk * u / units);
+    if (queue_unit(b, k, rt, stream, exec) != 0)
+      goto out;
+    if (perf_gemm_queue(g, gemms, err, sizeof(err)) != 0) {
+      cuda_failed(b, err);
+      goto out;
     }
   }
+  if (perf_gemm_record(g, PERF_GEMM_EV_C1, stream, err, sizeof(err)) != 0 ||
+      perf_gemm_record(g, PERF_GEMM_EV_G1, NULL, err, sizeof(err)) != 0 ||
+      perf_gemm_elapsed(g, PERF_GEMM_EV_C0, PERF_GEMM_EV_C1, &coll, err, sizeof(err)) != 0 ||
+      perf_gemm_elapsed(g, PERF_GEMM_EV_G0, PERF_GEMM_EV_G1, &together, err, sizeof(err)) != 0) {
+    cuda_failed(b, err);
+    goto out;
+  }
   if (sync_engine(b, k) != 0)
-    goto fail;
-  *mine = (now_s() - t0) / ((double)o->iters * o->graph_launches);
-  rt->GraphExecDestroy(exec);
-  return 0;
-fail:
-  rt->GraphExecDestroy(exec);
-  return -1;
+    goto out;
+  coll /= (double)o->iters * (o->graph_launches > 0 ? o->graph_launches : 1);
+  if (perf_job_combine_time(b->job, o->average, alone / kk, &alone) != 0 ||
+      perf_job_combine_time(b->job, o->average, together / kk, &together) != 0 ||
+      perf_job_combine_time(b->job, o->average, coll, &coll) != 0)
+    goto out;
+  row->gemm_n = o->gemm_n;
+  row->gemm_k = kk;
+  row->gemm_alone_us = alone * 1e6;
+  row->gemm_together_us = together * 1e6;
+  row->time_together_us = coll * 1e6;
+  row->busbw_together = coll > 0 ? (double)row->bytes / coll / 1e9 *
+                                       perf_op_bus_factor(k->op, b->job->nranks)
+                                 : 0.0;
+  rc = 0;
+out:
+  if (exec != NULL)
+    rt->GraphExecDestroy(exec);
+  return rc;
 }
 
 /* Average seconds per launch, combined over ranks. */
@@ -245,6 +341,8 @@ static int run_case(perf_bench_t *b, perf_case_t *k, perf_row_t *row) {
                       .wrong = -1};
   row->algbw = seconds > 0 ? (double)bytes / seconds / 1e9 : 0.0;
   row->busbw = row->algbw * perf_op_bus_factor(k->op, b->job->nranks);
+  if (b->gemm != NULL && time_together(b, k, seconds, row) != 0)
+    return -1;
   if (b->opts->check && b->eng->checkable(b->self, k->op, k->dtype, k->redop, k->in_place)) {
     if (check_case(b, k, &row->wrong) != 0)
       return -1;
@@ -281,6 +379,8 @@ static int run_table(perf_bench_t *b, perf_op_t op, symcomm_dtype_t dtype, int r
     }
     if (rank0) {
       perf_print_line(stdout, &rows[0], &rows[1]);
+      if (b->gemm != NULL)
+        perf_print_gemm_line(stdout, &rows[0], &rows[1]);
       fflush(stdout);
     }
   }

@@ -35,6 +35,13 @@ static const cudart_sym_t cudart_syms[] = {
     RT_SYM(GraphLaunch, "cudaGraphLaunch", 0),
     RT_SYM(GraphExecDestroy, "cudaGraphExecDestroy", 0),
     RT_SYM(GraphDestroy, "cudaGraphDestroy", 0),
+    RT_SYM(EventCreate, "cudaEventCreate", 0),
+    RT_SYM(EventRecord, "cudaEventRecord", 0),
+    RT_SYM(EventSynchronize, "cudaEventSynchronize", 0),
+    RT_SYM(EventElapsedTime, "cudaEventElapsedTime", 0),
+    RT_SYM(EventDestroy, "cudaEventDestroy", 0),
+    RT_SYM(DeviceGetAttribute, "cudaDeviceGetAttribute", 0),
+    RT_SYM(GetDevice, "cudaGetDevice", 0),
 };
 
 static perf_cudart_t cudart;

@@ -14,10 +14,12 @@ typedef int cuda_error_t;
 typedef void *cuda_stream_t;
 typedef void *cuda_graph_t;
 typedef void *cuda_graph_exec_t;
+typedef void *cuda_event_t;
 #define CUDA_MEMCPY_HOST_TO_DEVICE 1
 #define CUDA_MEMCPY_DEVICE_TO_HOST 2
 #define CUDA_STREAM_NON_BLOCKING 0x01
 #define CUDA_CAPTURE_MODE_GLOBAL 0 /* as nccl-tests captures */
+#define CUDA_DEV_ATTR_MULTIPROCESSOR_COUNT 16
 
 typedef struct perf_cudart {
   int version; /* cudaRuntimeGetVersion: 12040 for 12.4; 0 if unknown */
@@ -42,6 +44,14 @@ typedef struct perf_cudart {
   cuda_error_t (*GraphLaunch)(cuda_graph_exec_t exec, cuda_stream_t stream);
   cuda_error_t (*GraphExecDestroy)(cuda_graph_exec_t exec);
   cuda_error_t (*GraphDestroy)(cuda_graph_t graph);
+  /* --gemm */
+  cuda_error_t (*EventCreate)(cuda_event_t *event);
+  cuda_error_t (*EventRecord)(cuda_event_t event, cuda_stream_t stream);
+  cuda_error_t (*EventSynchronize)(cuda_event_t event);
+  cuda_error_t (*EventElapsedTime)(float *ms, cuda_event_t start, cuda_event_t end);
+  cuda_error_t (*EventDestroy)(cuda_event_t event);
+  cuda_error_t (*DeviceGetAttribute)(int *value, int attr, int device);
+  cuda_error_t (*GetDevice)(int *device);
 } perf_cudart_t;
 
 /* Loads the runtime once per process (later calls return the same table).

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "cudart.h"
+#include "gemm.h"
 #include "perf.h"
 
 /* open(): the engine cannot run on this machine (no library, no GPU). */
@@ -84,6 +85,8 @@ typedef struct perf_bench {
   size_t nrows, cap;
   long long wrong; /* over every checked row and rank */
   int warmed;      /* the run's first timing was done (and discarded) */
+  perf_gemm_t *gemm;  /* --gemm, else NULL */
+  double gemm_call_s; /* one GEMM alone, the slowest rank's */
 } perf_bench_t;
 
 /* Launches one operation on the engine (ops.c). in_place arranges the

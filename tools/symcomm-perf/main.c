@@ -6,7 +6,8 @@
  *   symcomm-run -n 8 -- build/bin/symcomm-perf -o all -d all -b 8 -e 4M -f 2 -c 1
  *
  * Exit status: 0 all right; 1 a wrong element or a failed call; 2 a bad flag;
- * 3 --engine nccl on a machine without NCCL, the CUDA runtime or a GPU. */
+ * 3 --engine nccl on a machine without NCCL, the CUDA runtime or a GPU (or
+ * --gemm without cuBLAS). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -42,6 +43,9 @@ static const char *const usage_lines[] = {
     "  -G, --cudagraph N     capture the timed iterations in a CUDA graph and launch it N",
     "                        times (needs a CUDA stream: the CUDA backend, or --engine nccl);",
     "                        0: no graph (default 0)",
+    "      --gemm N          also time each size beside an N x N bf16 cuBLAS GEMM on a",
+    "                        second stream, and the GEMM alone and beside it (needs a CUDA",
+    "                        stream: the CUDA backend, or --engine nccl); 0: off (default 0)",
     "      --engine E        symcomm (default) or nccl (libnccl.so.2 and the CUDA runtime,",
     "                        loaded at run time)",
     "      --json FILE       write every row as JSON (bench/RESULTS_FORMAT.md)",
@@ -51,8 +55,8 @@ static const char *const usage_lines[] = {
     "reducescatter: the input; alltoall: the whole send buffer), rounded down to whole",
     "elements and, for those three, to a multiple of the rank count; a size left with",
     "nothing is skipped. #wrong: elements, summed over ranks, that differ bit for bit from",
-    "the exact result. Exit status: 0 ok, 1 wrong results or a failed call, 2 bad flags,",
-    "3 engine unavailable.",
+    "the exact result. Exit status: 0 ok, 1 wrong results or a failed call, 2 bad flags",
+    "(--gemm without a CUDA stream too), 3 engine (or cuBLAS for --gemm) unavailable.",
 };
 
 static void usage(FILE *out) {
@@ -138,7 +142,7 @@ static int looks_like_rank0(void) {
   return r == NULL || strcmp(r, "0") == 0;
 }
 
-enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND };
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM };
 
 /* "-b" for an option with a letter, "--op" for one without. */
 static const char *option_name(const struct option *longopts, int c) {
@@ -173,6 +177,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"json", required_argument, NULL, OPT_JSON},
       {"command", required_argument, NULL, OPT_COMMAND},
+      {"gemm", required_argument, NULL, OPT_GEMM},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -247,6 +252,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
         o->engine = PERF_ENGINE_NCCL;
       else
         bad = 1;
+      break;
+    case OPT_GEMM:
+      bad = parse_int(optarg, 0, 32768, &o->gemm_n);
       break;
     case OPT_JSON:
       o->json_path = optarg;
@@ -328,6 +336,45 @@ static int open_engine(perf_job_t *job, const perf_options_t *o, const perf_engi
   if (rc == 0)
     eng->close(*self, 1);
   return status;
+}
+
+/* --gemm on every rank: the GEMM's stream, matrices and cuBLAS, and one
+ * GEMM's time alone (the slowest rank's). 0 to go on, else the exit status
+ * every rank agreed on; the lowest rank that failed says why. */
+static int open_gemm(perf_job_t *job, const perf_options_t *o, perf_bench_t *b) {
+  const perf_cudart_t *rt = NULL;
+  cuda_stream_t native = NULL;
+  char err[1024] = "";
+  double mine = 0.0;
+  int32_t status = PERF_EXIT_OK;
+  if (b->eng->cuda_stream(b->self, &rt, &native) != 0) {
+    snprintf(err, sizeof(err),
+             "--gemm %d runs beside collectives on a CUDA stream (the CUDA backend, or --engine "
+             "nccl), and this run has none: %s",
+             o->gemm_n, b->eng->last_error(b->self));
+    status = PERF_EXIT_USAGE;
+  } else {
+    int rc = perf_gemm_open(rt, o->gemm_n, &b->gemm, err, sizeof(err));
+    if (rc != 0)
+      status = rc == PERF_ENGINE_UNAVAILABLE ? PERF_EXIT_NO_ENGINE : PERF_EXIT_FAILED;
+    else if (perf_gemm_calibrate(b->gemm, &mine, err, sizeof(err)) != 0)
+      status = PERF_EXIT_FAILED;
+  }
+  int32_t first = status != PERF_EXIT_OK ? job->rank : job->nranks;
+  if (perf_job_allreduce(job, &first, 1, SYMCOMM_INT32, SYMCOMM_MIN) != 0 ||
+      perf_job_allreduce(job, &status, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
+    return PERF_EXIT_FAILED;
+  if (first == job->rank) {
+    char where[32] = "";
+    if (job->rank != 0)
+      snprintf(where, sizeof(where), " (on rank %d)", job->rank);
+    fprintf(stderr, "symcomm-perf: %s%s\n", err, where);
+  }
+  if (status != PERF_EXIT_OK)
+    return status;
+  if (perf_job_combine_time(job, PERF_AVG_MAX, mine, &b->gemm_call_s) != 0)
+    return PERF_EXIT_FAILED;
+  return 0;
 }
 
 static int alloc_buffers(perf_bench_t *b) {
@@ -421,6 +468,14 @@ int main(int argc, char **argv) {
       return stop_together(&job, PERF_EXIT_NO_ENGINE, 0);
     }
   }
+  if (!failed && o.gemm_n > 0) {
+    int gemm_status = open_gemm(&job, &o, &b);
+    if (gemm_status != 0) {
+      perf_gemm_close(b.gemm);
+      eng->close(b.self, gemm_status == PERF_EXIT_FAILED);
+      return stop_together(&job, gemm_status, 0);
+    }
+  }
 
   char engine_text[512], card[256], machine[1024];
   eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));
@@ -433,6 +488,9 @@ int main(int argc, char **argv) {
     failed = 1;
   if (!failed && job.rank == 0)
     perf_print_header(stdout, &o, &job, command ? command : argv[0], engine_text, machine, devices);
+  if (!failed && job.rank == 0 && b.gemm != NULL)
+    perf_print_gemm_header(stdout, o.gemm_n, perf_gemm_library(b.gemm), perf_gemm_sms(b.gemm),
+                           b.gemm_call_s * 1e6);
   free(devices);
 
   /* Room for the largest size in every dtype, 8-byte aligned. */
@@ -457,6 +515,7 @@ int main(int argc, char **argv) {
     symcomm_comm_abort(job.comm);
   else if (free_buffers(&b) != 0)
     failed = 1;
+  perf_gemm_close(b.gemm); /* before the engine: its device and runtime */
   if (eng->close(b.self, failed) != 0 && !failed) {
     fprintf(stderr, "symcomm-perf: rank %d: closing --engine %s failed\n", job.rank, eng->name);
     failed = 1;

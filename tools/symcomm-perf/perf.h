@@ -46,6 +46,7 @@ typedef struct perf_options {
   perf_average_t average;
   int registered;  /* -R 1: buffers in windows */
   int graph_launches; /* -G N: timed iterations captured in a CUDA graph launched N times */
+  int gemm_n;         /* --gemm N: an N x N bf16 GEMM beside the collectives; 0: none */
   int root;        /* -1: every rank in turn */
   unsigned ops;    /* bit per perf_op_t */
   unsigned dtypes; /* bit per symcomm_dtype_t */
@@ -66,6 +67,10 @@ typedef struct perf_row {
   int inplace;
   double time_us, algbw, busbw;
   long long wrong; /* -1: not checked */
+  /* --gemm: gemm_k GEMMs alone and beside the timed iterations (gemm_k 0:
+   * no --gemm); times per GEMM and per iteration, combined over ranks. */
+  int gemm_n, gemm_k;
+  double gemm_alone_us, gemm_together_us, time_together_us, busbw_together;
 } perf_row_t;
 
 /* ---- the job (job.c): the symcomm communicator every engine runs under.
@@ -141,6 +146,10 @@ void perf_print_header(FILE *out, const perf_options_t *o, const perf_job_t *job
 void perf_print_table_header(FILE *out, perf_op_t op, symcomm_dtype_t dtype, int redop, int root);
 /* A table line: the out-of-place row and the in-place row of one size. */
 void perf_print_line(FILE *out, const perf_row_t *oop, const perf_row_t *ip);
+/* --gemm: the device's SMs and one GEMM's time alone, once after the header;
+ * under each table line, the GEMM and the collective alone and together. */
+void perf_print_gemm_header(FILE *out, int n, const char *library, int sms, double gemm_us);
+void perf_print_gemm_line(FILE *out, const perf_row_t *oop, const perf_row_t *ip);
 void perf_print_summary(FILE *out, const perf_row_t *rows, size_t nrows, long long wrong);
 int perf_write_json(const char *path, const char *engine, const char *machine, const char *command,
                     const perf_job_t *job, const perf_row_t *rows, size_t nrows);

@@ -74,6 +74,33 @@ void perf_print_line(FILE *out, const perf_row_t *oop, const perf_row_t *ip) {
   fprintf(out, "\n");
 }
 
+void perf_print_gemm_header(FILE *out, int n, const char *library, int sms, double gemm_us) {
+  fprintf(out, "#\n# --gemm %d: %d x %d bf16 cublasGemmEx (fp32 compute, default algo, %s) on a\n"
+               "# second stream; device: %d SMs; one GEMM alone: %.1f us. Per size: K GEMMs\n"
+               "# (K = the collective's timed part alone / one GEMM) alone, then queued\n"
+               "# together with the timed iterations; slowdown = together / alone.\n",
+          n, n, n, library, sms, gemm_us);
+  fflush(out);
+}
+
+static void print_gemm_half(FILE *out, const char *name, const perf_row_t *r) {
+  fprintf(out,
+          "  %s: K %d; gemm %.1f us alone, %.1f together (slowdown %.3f); busbw %.3f GB/s alone, "
+          "%.3f together (slowdown %.3f)",
+          name,
+          r->gemm_k, r->gemm_alone_us, r->gemm_together_us,
+          r->gemm_alone_us > 0 ? r->gemm_together_us / r->gemm_alone_us : 0.0, r->busbw,
+          r->busbw_together, r->busbw_together > 0 ? r->busbw / r->busbw_together : 0.0);
+}
+
+void perf_print_gemm_line(FILE *out, const perf_row_t *oop, const perf_row_t *ip) {
+  fprintf(out, "#");
+  print_gemm_half(out, "oop", oop);
+  fprintf(out, "\n#");
+  print_gemm_half(out, "ip", ip);
+  fprintf(out, "\n");
+}
+
 void perf_print_summary(FILE *out, const perf_row_t *rows, size_t nrows, long long wrong) {
   double sum = 0.0;
   for (size_t i = 0; i < nrows; i++)
@@ -96,7 +123,13 @@ static void perf_result_row(const void *ctx, size_t i, results_row_t *out) {
                          .time_us = r->time_us,
                          .algbw_gbs = r->algbw,
                          .busbw_gbs = r->busbw,
-                         .wrong = r->wrong};
+                         .wrong = r->wrong,
+                         .gemm_n = r->gemm_n,
+                         .gemm_k = r->gemm_k,
+                         .gemm_alone_us = r->gemm_alone_us,
+                         .gemm_together_us = r->gemm_together_us,
+                         .time_together_us = r->time_together_us,
+                         .busbw_together_gbs = r->busbw_together};
 }
 
 int perf_write_json(const char *path, const char *engine, const char *machine, const char *command,

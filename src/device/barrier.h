@@ -98,6 +98,26 @@ SC_DEV_FN int sc_coll_own_disagree(const sc_coll_desc_t *d, int s, uint64_t mark
   return s == d->me && mark == sc_dev_relay_pack(0, d->me, -1);
 }
 
+/* Rank r called this collective with tag `theirs`, this rank with `mine`:
+ * DISAGREE in err. No mark for the others: a rank that sees another tag
+ * than its own says so itself, while a mark could reach a rank that has not
+ * seen every arrival yet and turn its sentence into another. A mark in this
+ * rank's own sync block only (the one sc_coll_own_disagree knows): its other
+ * blocks, which may wait for namesakes that never come (ranks that disagree
+ * on the number of blocks, or on the protocol), stop at once instead of at
+ * the timeout. */
+SC_DEV_FN int sc_coll_disagree(const sc_coll_desc_t *d, int r, uint64_t theirs, uint64_t mine,
+                               sc_dev_error_t *err) {
+  err->kind = SC_DEV_DISAGREE;
+  err->a = r;
+  err->b = (int64_t)theirs;
+  err->c = (int64_t)mine;
+  uint64_t *own = &d->sync[d->me]->fail[d->me];
+  if (sc_dev_load(own) == 0)
+    sc_dev_store(own, sc_dev_relay_pack(0, d->me, -1));
+  return SC_DEV_DISAGREE;
+}
+
 /* Barrier e of block b fails because rank s marked the collectives failed:
  * with this rank's own stop (its abort) if it has one, even when a peer
  * that heard of it marked first, else with the mark's sentence (none for a
@@ -149,17 +169,10 @@ SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e,
     return 0;
   uint32_t flag = sc_ll_flag(seq);
   for (int r = 0; r < d->nranks; r++) {
-    if (r == d->me || sc_dev_load_poll(&d->sync[d->me]->arrive[b][r]) >= e)
-      continue;
-    uint64_t w0, w1;
-    sc_dev_ll_load(sc_ll_line(d, d->me, (int)(seq % 2), r, b), &w0, &w1);
-    if ((uint32_t)(w0 >> 32) != flag || (uint32_t)(w1 >> 32) != flag)
-      continue;
-    err->kind = SC_DEV_DISAGREE;
-    err->a = r;
-    err->b = (int64_t)((w0 & 0xffffffffu) | w1 << 32);
-    err->c = (int64_t)tag;
-    return SC_DEV_DISAGREE;
+    uint64_t theirs;
+    if (r != d->me && sc_dev_load_poll(&d->sync[d->me]->arrive[b][r]) < e &&
+        sc_ll_read(sc_ll_line(d, d->me, (int)(seq % 2), r, b), flag, &theirs))
+      return sc_coll_disagree(d, r, theirs, tag, err);
   }
   return 0;
 }
@@ -192,11 +205,8 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
     }
     if (tag != 0 && (departed != 0 || seen != last || (++polls & 63) == 0)) {
       last = seen;
-      if (sc_coll_elsewhere(d, b, e, seq, tag, err) != 0) {
-        if (sc_dev_load(&mine->fail[me]) == 0) /* for this rank's other blocks */
-          sc_dev_store(&mine->fail[me], sc_dev_relay_pack(0, me, -1));
+      if (sc_coll_elsewhere(d, b, e, seq, tag, err) != 0)
         return err->kind;
-      }
     }
     /* Checked after the arrivals: a rank that arrived before leaving has. */
     for (int r = 0; r < n && departed != 0; r++)
@@ -220,22 +230,8 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
   if (tag != 0)
     for (int r = 0; r < n; r++) {
       uint64_t theirs = sc_dev_load(&mine->tag[b][r][e % 2]);
-      if (theirs != tag) {
-        err->kind = SC_DEV_DISAGREE;
-        err->a = r;
-        err->b = (int64_t)theirs;
-        err->c = (int64_t)tag;
-        /* No mark for the others: every rank passed this barrier and finds
-         * a tag that differs from its own, while a mark could reach a rank
-         * that has not seen every arrival yet (they go out one rank after
-         * another) and turn its sentence into another. A mark in this rank's
-         * own sync block only: its other blocks, which may wait for
-         * namesakes that never come (ranks that disagree on the number of
-         * blocks), stop at once instead of at the timeout. */
-        if (sc_dev_load(&mine->fail[me]) == 0)
-          sc_dev_store(&mine->fail[me], sc_dev_relay_pack(0, me, -1));
-        return err->kind;
-      }
+      if (theirs != tag) /* every rank passed this barrier and sees it too */
+        return sc_coll_disagree(d, r, theirs, tag, err);
     }
   return 0;
 }

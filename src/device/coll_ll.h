@@ -96,12 +96,8 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
   int elsewhere = 0;
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
-    uint64_t w0, w1;
-    sc_dev_ll_load(line, &w0, &w1);
-    if ((uint32_t)(w0 >> 32) == flag && (uint32_t)(w1 >> 32) == flag) {
-      *v = (w0 & 0xffffffffu) | w1 << 32;
+    if (sc_ll_read(line, flag, v))
       return 0;
-    }
     if (elsewhere)
       return SC_LL_WHY(SC_DEV_DISAGREE, src);
     int gone = departed >> src & 1; /* checked after its arrival: it may have left from there */
@@ -110,9 +106,8 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
       int s = sc_coll_marked(d, &mark);
       if (s >= 0) {
         sc_dev_acquire(); /* what the marking rank saw: the line, if it came */
-        sc_dev_ll_load(line, &w0, &w1);
-        if ((uint32_t)(w0 >> 32) == flag && (uint32_t)(w1 >> 32) == flag)
-          continue;
+        if (sc_ll_read(line, flag, v))
+          return 0;
         return SC_LL_WHY(SC_DEV_COLL_FAILED, s);
       }
       if (sc_dev_load_poll(&mine->arrive[run->block][src]) > run->epoch) {
@@ -173,13 +168,8 @@ SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, 
     return;
   }
   if (kind == SC_DEV_DISAGREE) { /* rank is at a barrier of this call: its tag is there */
-    sc_coll_sync_t *mine = d->sync[d->me];
-    err->kind = SC_DEV_DISAGREE;
-    err->a = rank;
-    err->b = (int64_t)sc_dev_load(&mine->tag[run->block][rank][(run->epoch + 1) % 2]);
-    err->c = (int64_t)run->a->tag;
-    if (sc_dev_load(&mine->fail[d->me]) == 0) /* for this rank's other blocks, as at a barrier */
-      sc_dev_store(&mine->fail[d->me], sc_dev_relay_pack(0, d->me, -1));
+    uint64_t theirs = sc_dev_load(&d->sync[d->me]->tag[run->block][rank][(run->epoch + 1) % 2]);
+    sc_coll_disagree(d, rank, theirs, run->a->tag, err);
     return;
   }
   if (kind == SC_DEV_COLL_FAILED)
@@ -209,15 +199,7 @@ SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uin
       continue;
     uint64_t theirs = tags[r];
     if (theirs != run->a->tag) {
-      err->kind = SC_DEV_DISAGREE;
-      err->a = r;
-      err->b = (int64_t)theirs;
-      err->c = (int64_t)run->a->tag;
-      /* As at a barrier (device/barrier.h): this rank's own mark only, for
-       * its other blocks. */
-      sc_coll_sync_t *mine = d->sync[d->me];
-      if (sc_dev_load(&mine->fail[d->me]) == 0)
-        sc_dev_store(&mine->fail[d->me], sc_dev_relay_pack(0, d->me, -1));
+      sc_coll_disagree(d, r, theirs, run->a->tag, err);
       return SC_LL_FILLED;
     }
   }

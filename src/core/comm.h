@@ -19,8 +19,10 @@
 #include "backend/backend.h"
 #include "bootstrap/bootstrap.h"
 #include "coll/coll.h"
+#include "coll/coll_hosts.h"
 #include "core/comm_watch.h"
 #include "topo/topo.h"
+#include "transport/net/net_bridge.h"
 #include "transport/p2p.h"
 #include "window/comm_view.h"
 #include "window/window.h"
@@ -88,7 +90,9 @@ struct symcomm_comm {
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
   sc_p2p_t *p2p;                 /* NULL when alone on the host */
+  sc_net_t *net;                 /* send/recv with other hosts; NULL on one host */
   sc_coll_t *coll;               /* NULL for one rank, or ranks on several hosts */
+  sc_coll_hosts_t *coll_hosts;   /* collectives of ranks on several hosts; NULL on one */
   bool coll_broken;              /* a collective was half queued: the ranks are out of step */
   struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
   pthread_mutex_t lock;          /* the lists below */

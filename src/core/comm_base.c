@@ -202,6 +202,8 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
 /* What the device holds for the communicator, in reverse order of creation. */
 static void sc_comm_detach_device(struct symcomm_comm *comm) {
   sc_coll_destroy(comm->coll);
+  sc_coll_hosts_destroy(comm->coll_hosts);
+  sc_net_destroy(comm->net);
   sc_p2p_destroy(comm->p2p);
   for (sc_window_t *w = comm->windows, *next; w != NULL; w = next) {
     next = w->next;

@@ -106,6 +106,12 @@ sc_result_t sc_comm_check_buffers(struct symcomm_comm *comm, const char *call, c
   return SYMCOMM_OK;
 }
 
+/* The network's first failure (its progress thread): the communicator fails
+ * here, and the root tells the other ranks. */
+static void sc_comm_net_failed(void *ctx, sc_result_t res, const char *sentence) {
+  sc_comm_watch_fail_here(ctx, res, sentence);
+}
+
 sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   SC_CHECK(sc_comm_open_device(comm, comm->peers[comm->rank].dev));
   void *word = NULL;
@@ -122,6 +128,18 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
    * takes part when other hosts have several ranks. */
   if (comm->view.max_local_size > 1)
     SC_CHECK(sc_p2p_create(&comm->view, &comm->p2p));
+  if (comm->nhosts > 1) {
+    SC_CHECK(sc_net_create(&comm->view, sc_comm_net_failed, comm, &comm->net));
+    int *host_of = malloc(sizeof(int) * (size_t)comm->nranks);
+    if (host_of == NULL)
+      return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for %d ranks", comm->nranks);
+    for (int r = 0; r < comm->nranks; r++)
+      host_of[r] = comm->peers[r].host;
+    sc_result_t res = sc_coll_hosts_create(&comm->view, host_of, comm->nhosts, sc_comm_net_failed,
+                                           comm, &comm->coll_hosts);
+    free(host_of);
+    SC_CHECK(res);
+  }
   if (comm->nranks > 1 && comm->nhosts == 1)
     SC_CHECK(sc_coll_create(&comm->view, &comm->coll));
   return SYMCOMM_OK;

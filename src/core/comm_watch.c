@@ -365,6 +365,17 @@ void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const cha
   pthread_mutex_unlock(&sc_watch_lock);
 }
 
+void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text) {
+  pthread_mutex_lock(&sc_watch_lock);
+  if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
+    SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,
+            comm->rank, text);
+    sc_comm_fail_locked(comm, result, SC_STOP_FAILED_HERE, comm->rank, text, text);
+    sc_comm_tell_root_locked(comm, SC_STORE_CAUSE_FAILED, text);
+  }
+  pthread_mutex_unlock(&sc_watch_lock);
+}
+
 void sc_comm_watch_stop(struct symcomm_comm *comm) {
   pthread_mutex_lock(&sc_watch_lock);
   if (comm->watch.listed) {

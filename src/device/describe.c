@@ -18,6 +18,9 @@ static void sc_call_describe(const sc_dev_error_t *err, char *buf, size_t len) {
   else if (err->call == SC_CALL_P2P)
     snprintf(buf, len, "%s #%lld %s rank %lld", err->d == 0 ? "send" : "receive", (long long)err->b,
              err->d == 0 ? "to" : "from", (long long)err->a);
+  else if (err->call == SC_CALL_NET)
+    snprintf(buf, len, "%s of %lld bytes %s rank %lld (another host)", err->d == 0 ? "send" : "receive",
+             (long long)err->c, err->d == 0 ? "to" : "from", (long long)err->a);
   else if (err->call == SC_CALL_WAIT_SIGNAL)
     snprintf(buf, len, "a wait for a window's signal");
   else
@@ -107,7 +110,10 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                call);
     return;
   case SC_DEV_P2P_TIMEOUT:
-    if (err->d == 0)
+    if (err->call == SC_CALL_NET)
+      snprintf(buf, len, "waited %.1f s without progress in %s: has it posted the matching %s?",
+               (double)err->e / 1000.0, call, err->d == 0 ? "receive" : "send");
+    else if (err->d == 0)
       snprintf(buf, len,
                "waited %.1f s without progress in send #%lld (%lld bytes) to rank %lld: has it "
                "posted the matching receive?",

@@ -19,6 +19,8 @@ typedef enum sc_program {
   SC_PROGRAM_WAIT = 1,   /* sc_wait_args_t */
   SC_PROGRAM_P2P = 3,    /* sc_p2p_args_t: a batch of sends and receives (device/p2p.h) */
   SC_PROGRAM_COLL = 6,   /* sc_coll_args_t: a whole collective (device/coll.h) */
+  SC_PROGRAM_NET = 7,    /* sc_net_args_t: sends and receives with other hosts (device/net.h) */
+  SC_PROGRAM_REDUCE = 8, /* sc_reduce_args_t: dst = sources combined (device/reduce_program.h) */
   SC_PROGRAM_COUNT
 } sc_program_t;
 
@@ -28,7 +30,9 @@ typedef enum sc_program {
 typedef struct sc_doorbell {
   uint32_t rings;
   uint32_t sleepers;     /* simulated backend: waiters in the futex, so rings can skip the wake */
-  uint32_t reserved[14]; /* a cache line of its own */
+  int32_t notify_fd;     /* simulated backend: an eventfd a ring also writes (a host thread that
+                            waits in poll() for it); 0: none */
+  uint32_t reserved[13]; /* a cache line of its own */
 } sc_doorbell_t;
 
 /* Why a communicator stopped: the value of its status block's stop word. */
@@ -48,7 +52,8 @@ typedef enum sc_call {
   SC_CALL_NONE = 0,
   SC_CALL_COLL = 1,        /* a collective: SC_CALL_COLL + its kind (sc_coll_kind_t), 6 of them */
   SC_CALL_P2P = 8,         /* sends and receives: the op that failed says which */
-  SC_CALL_WAIT_SIGNAL = 9  /* symcomm_wait_signal */
+  SC_CALL_WAIT_SIGNAL = 9, /* symcomm_wait_signal */
+  SC_CALL_NET = 10         /* sends and receives with other hosts: the op that failed says which */
 } sc_call_t;
 
 /* What bounds a program's waits: its communicator's status block (stop =
@@ -201,6 +206,24 @@ typedef struct sc_coll_args {
   const void *peer_in[SC_MAX_LOCAL_RANKS];
   void *peer_out[SC_MAX_LOCAL_RANKS];
 } sc_coll_args_t;
+
+/* ---- the REDUCE program: a step of the collectives between hosts
+ * (src/coll/coll_hosts.c), which combine what send/recv brought in. */
+
+#define SC_REDUCE_MAX_SRCS 16
+
+typedef struct sc_reduce_args {
+  void *dst;
+  const void *srcs[SC_REDUCE_MAX_SRCS]; /* combined in this order; dst may be srcs[0] */
+  uint64_t count;   /* elements */
+  int32_t nsrcs;    /* 1..SC_REDUCE_MAX_SRCS */
+  int32_t dtype;    /* symcomm_dtype_t */
+  int32_t op;       /* symcomm_op_t */
+  int32_t divisor;  /* AVG divides by it */
+  uint32_t elem;    /* bytes per element */
+  uint32_t reserved;
+  sc_guard_t guard; /* nothing is waited for: whether the communicator stopped */
+} sc_reduce_args_t;
 
 /* ---- errors */
 

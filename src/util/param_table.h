@@ -44,6 +44,11 @@ SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",
 SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
          "chunks a staging ring holds: how far a sender may run ahead of its receiver")
 
+/* between hosts: the stream-ordered side (src/transport/net/net_bridge.c) */
+SC_PARAM(NET_STAGING, "SYMCOMM_NET_STAGING", INT, "0",
+         "1: send/recv between hosts stage data through pinned host chunks even where the host "
+         "reaches the buffers directly (the simulated backend), as GPU data always is")
+
 /* collectives */
 SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",
          "size of each communicator's collective scratch window (memory is used only as touched)")

@@ -3,6 +3,8 @@
 #include "backend/host/host_runtime.h" /* first: the runtime the programs use */
 
 #include "device/coll.h"
+#include "device/net.h"
+#include "device/reduce_program.h"
 #include "device/p2p.h"
 #include "device/signal_wait.h"
 #include "device/status.h"
@@ -15,6 +17,8 @@ static const char *sc_host_program_name(sc_program_t program) {
   case SC_PROGRAM_WAIT: return "WAIT";
   case SC_PROGRAM_P2P: return "P2P";
   case SC_PROGRAM_COLL: return "COLL";
+  case SC_PROGRAM_NET: return "NET";
+  case SC_PROGRAM_REDUCE: return "REDUCE";
   case SC_PROGRAM_COUNT: break;
   }
   return "unknown";
@@ -47,6 +51,17 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
                       "device program P2P takes at most %d ops, not %u", SC_P2P_MAX_OPS, nops);
     return sc_host_args_size(program, args_bytes, (size_t)sc_p2p_args_bytes(nops));
   }
+  case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
+  case SC_PROGRAM_NET: {
+    if (args_bytes < offsetof(sc_net_args_t, ops))
+      return sc_host_args_size(program, args_bytes, offsetof(sc_net_args_t, ops));
+    uint32_t nops;
+    memcpy(&nops, (const char *)args + offsetof(sc_net_args_t, nops), sizeof(nops));
+    if (nops > SC_NET_MAX_OPS)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                      "device program NET takes at most %d ops, not %u", SC_NET_MAX_OPS, nops);
+    return sc_host_args_size(program, args_bytes, (size_t)sc_net_args_bytes(nops));
+  }
   case SC_PROGRAM_COUNT: break;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",
@@ -68,6 +83,8 @@ static void sc_host_program_run_block(sc_program_t program, const void *args,
   case SC_PROGRAM_WAIT: sc_dev_wait_run(ctx, args, err); break;
   case SC_PROGRAM_P2P: sc_dev_p2p_run(ctx, args, err); break;
   case SC_PROGRAM_COLL: sc_dev_coll_run(ctx, args, err); break;
+  case SC_PROGRAM_NET: sc_dev_net_run(ctx, args, err); break;
+  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(ctx, args, err); break;
   default:
     err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
     err->a = (int64_t)program;
@@ -92,4 +109,11 @@ void sc_host_program_run(sc_program_t program, uint32_t blocks, const void *args
     }
   }
   sc_dev_publish_failure(ctx.guard.status, err);
+}
+
+/* Host code's ring (the network's progress thread after a done word): the
+ * same as a program's, so that sleeping programs wake. */
+void sc_host_bell_ring(sc_device_t *device, sc_doorbell_t *bell) {
+  (void)device;
+  sc_dev_ring(bell);
 }

@@ -90,6 +90,7 @@ void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k) {
       return NULL;
     }
     st->state = SC_STAGE_LOADING;
+    sc_net_wake(); /* the next turn watches the copy (the poller ran before it started) */
     return NULL;
   case SC_STAGE_LOADING: {
     sc_result_t res = net->ops->event_query(st->copied);
@@ -136,6 +137,7 @@ void sc_net_stage_received(sc_net_slot_t *s, uint64_t k) {
   }
   st->state = SC_STAGE_UNLOADING;
   s->unloading++;
+  sc_net_wake();
 }
 
 bool sc_net_stage_poll(sc_net_t *net) {

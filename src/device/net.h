@@ -68,7 +68,10 @@ SC_DEV_FN void sc_dev_net_run(sc_dev_ctx_t *ctx, const sc_net_args_t *a, sc_dev_
     return;
   err->kind = SC_DEV_OK;
   if (why != 0) {
-    err->kind = why;
+    if (a->nops > 0)
+      sc_dev_net_fail(a, 0, 0, why, err); /* the sentence names the launch's first op */
+    else
+      err->kind = why;
     return;
   }
   uint32_t first = 0;

@@ -29,6 +29,7 @@ struct sc_coll_hosts {
   bool equal;    /* every host has the same number of ranks */
   uint64_t calls;  /* collectives queued so far */
   uint64_t seq;    /* the running one's number, from 0 */
+  int kind;        /* ... and its kind (sc_coll_kind_t) */
   sc_event_t *order; /* marks the last collective's end on its stream */
   const void **srcs; /* [nranks + 1]: a combination's sources */
   unsigned logged; /* kinds whose plan was logged at INFO, a bit each */
@@ -66,6 +67,7 @@ static void sc_step_add(sc_coll_hosts_t *h, int kind, int peer, void *buf, size_
 /* Queues the step's sends and receives: those within the host first (a
  * host's exchanges wait only for each other), then those between hosts. */
 static sc_result_t sc_step_flush(sc_coll_hosts_t *h, sc_stream_t *stream) {
+  int call = SC_CALL_COLL + h->kind;
   int n = 0, nnet = 0;
   for (int i = 0; i < h->nxfers; i++) {
     const sc_xfer_t *x = &h->xfers[i];
@@ -78,9 +80,9 @@ static sc_result_t sc_step_flush(sc_coll_hosts_t *h, sc_stream_t *stream) {
   }
   h->nxfers = 0;
   if (n > 0)
-    SC_CHECK(sc_p2p_launch_group(h->p2p, stream, h->p2p_ops, n));
+    SC_CHECK(sc_p2p_launch_group(h->p2p, stream, h->p2p_ops, n, call, h->seq));
   if (nnet > 0)
-    SC_CHECK(sc_net_launch(h->net, stream, h->net_ops, nnet));
+    SC_CHECK(sc_net_launch(h->net, stream, h->net_ops, nnet, call, h->seq));
   return SYMCOMM_OK;
 }
 
@@ -445,6 +447,7 @@ sc_result_t sc_coll_hosts_enqueue(sc_coll_hosts_t *h, const sc_coll_call_t *call
             sc_coll_kind_name(call->kind), h->nhosts, sc_hosts_plan(h, call->kind));
   }
   h->seq = h->calls++;
+  h->kind = (int)call->kind;
   if (call->count == 0)
     return SYMCOMM_OK;
   switch (call->kind) {

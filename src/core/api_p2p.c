@@ -128,7 +128,7 @@ static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_
     return sc_group_add(comm, stream, &entry);
   if (comm->local_of[peer] < 0) {
     sc_net_op_t op = sc_net_op_of(&entry);
-    return sc_net_launch(comm->net, stream->stream, &op, 1);
+    return sc_net_launch(comm->net, stream->stream, &op, 1, 0, 0);
   }
   sc_p2p_op_t op;
   sc_p2p_op_make(comm->p2p, kind, peer, buf, bytes, &op);
@@ -206,9 +206,9 @@ symcomm_result_t symcomm_group_end(void) {
                    "most %d per group and stream (nothing of this batch was queued)",
                    nnet, SC_NET_MAX_OPS);
     if (r == SYMCOMM_OK && n > 0)
-      r = sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n);
+      r = sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n, 0, 0);
     if (r == SYMCOMM_OK && nnet > 0)
-      r = sc_net_launch(comm->net, stream->stream, g->net_batch, nnet);
+      r = sc_net_launch(comm->net, stream->stream, g->net_batch, nnet, 0, 0);
     r = sc_comm_finish(comm, r);
     if (res == SYMCOMM_OK)
       res = r;

@@ -12,11 +12,15 @@
 #include "backend/dev_result.h"
 #include "bootstrap/store_client.h"
 #include "core/comm.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* How often the monitor looks at the status blocks: a rank's own timeout
  * reaches the root within this. The watches wake it at once. */
 #define SC_WATCH_POLL_MS 200
+
+/* How long a failure found here waits for the root's news of the same event. */
+#define SC_WATCH_NEWS_MS 300
 
 static pthread_mutex_t sc_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct symcomm_comm *sc_watch_list;
@@ -366,6 +370,18 @@ void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const cha
 }
 
 void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text) {
+  /* A rank that dies closes its connections to its peers as its connection
+   * to the root drops: the root's news ("rank 5 exited during ...") says
+   * more than a closed connection, and is the same on every rank. */
+  int64_t until = sc_now_ms() + SC_WATCH_NEWS_MS;
+  while (atomic_load(&comm->failed) == SYMCOMM_OK && !atomic_load(&comm->aborted)) {
+    int64_t left = until - sc_now_ms();
+    if (left <= 0)
+      break;
+    struct pollfd p = {.fd = comm->abort_wake.fd, .events = POLLIN};
+    if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+      break;
+  }
   pthread_mutex_lock(&sc_watch_lock);
   if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
     SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,

@@ -75,9 +75,10 @@ void sc_comm_watch_attach(struct symcomm_comm *comm);
  * calls are refused with this sentence. */
 void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const char *text);
 /* Something of this rank that works in the background (the network's progress
- * thread) failed on its own: comm fails here with `text`, its programs stop,
- * and the root tells the other ranks. Ignored once comm failed or is off the
- * list. */
+ * thread) failed on its own: unless the root's news of a failure comes within
+ * a moment (a peer that died: its closed connections are what was found),
+ * comm fails here with `text`, its programs stop, and the root tells the
+ * other ranks. Ignored once comm failed or is off the list. */
 void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text);
 /* Takes comm off the list, so that neither abort nor the monitor touches it
  * again, and closes its watch. Safe on a communicator never listed. */

@@ -63,7 +63,12 @@ SC_DEV_FN int sc_dev_net_await(sc_dev_ctx_t *ctx, sc_net_queue_t *q, const uint6
 SC_DEV_FN void sc_dev_net_run(sc_dev_ctx_t *ctx, const sc_net_args_t *a, sc_dev_error_t *err) {
   sc_net_desc_t *desc = a->desc;
   sc_net_queue_t *q = desc->queue;
-  int why = sc_dev_begin(ctx, &desc->guard);
+  sc_guard_t guard = desc->guard;
+  if (a->call != 0) { /* a step of a collective: its failure names the collective */
+    guard.call = a->call;
+    guard.seq = a->seq;
+  }
+  int why = sc_dev_begin(ctx, &guard);
   if (!sc_dev_leader(ctx))
     return;
   err->kind = SC_DEV_OK;

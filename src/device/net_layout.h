@@ -75,7 +75,8 @@ typedef struct sc_net_op {
 typedef struct sc_net_args {
   sc_net_desc_t *desc;
   uint32_t nops;
-  uint32_t reserved;
+  int32_t call; /* the collective (sc_call_t) the launch is a step of, for sentences; 0: none */
+  uint64_t seq; /* ... and its number */
   sc_net_op_t ops[SC_NET_MAX_OPS];
 } sc_net_args_t;
 

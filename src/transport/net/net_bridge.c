@@ -267,7 +267,8 @@ void sc_net_destroy(sc_net_t *net) {
   free(net);
 }
 
-sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t *ops, int n) {
+sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t *ops, int n,
+                          int call, uint64_t seq) {
   if (n > SC_NET_MAX_OPS)
     return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_NET,
                     "%d sends and receives with other hosts in one group on one stream: at most "
@@ -276,7 +277,8 @@ sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t 
   sc_net_args_t args;
   args.desc = net->desc;
   args.nops = (uint32_t)n;
-  args.reserved = 0;
+  args.call = call;
+  args.seq = seq;
   memcpy(args.ops, ops, sizeof(*ops) * (size_t)n);
   SC_CHECK(net->ops->launch(stream, SC_PROGRAM_NET, &args, (size_t)sc_net_args_bytes((uint32_t)n),
                             SC_LAUNCH_ONE(net->view->status)));

@@ -35,7 +35,9 @@ void sc_net_destroy(sc_net_t *net);
 
 /* Queues one launch of the NET program on stream for ops[0..n): n <=
  * SC_NET_MAX_OPS (UNSUPPORTED beyond: a second launch could wait for the first
- * forever), peers on other hosts. */
-sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t *ops, int n);
+ * forever), peers on other hosts; as a step of collective `call` (sc_call_t)
+ * number `seq`, or of none (0). */
+sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t *ops, int n,
+                          int call, uint64_t seq);
 
 #endif

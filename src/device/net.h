@@ -29,7 +29,7 @@ SC_DEV_FN void sc_dev_net_fail(const sc_net_args_t *a, uint32_t i, uint32_t tick
                                sc_dev_error_t *err) {
   const sc_net_op_t *op = &a->ops[i];
   /* A wait without progress reads as a send or receive that timed out. */
-  err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why;
+  err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_NET_TIMEOUT : why;
   err->a = op->peer;
   err->b = (int64_t)ticket;
   err->c = (int64_t)op->bytes;

@@ -9,7 +9,8 @@
  * out of time. The others (a stop, a peer's mark, a disagreement or a size
  * mismatch that both sides see) need nobody told. */
 SC_DEV_FN int sc_dev_error_fails_comm(int kind) {
-  return kind == SC_DEV_TIMEOUT || kind == SC_DEV_P2P_TIMEOUT || kind == SC_DEV_BARRIER_TIMEOUT;
+  return kind == SC_DEV_TIMEOUT || kind == SC_DEV_P2P_TIMEOUT || kind == SC_DEV_BARRIER_TIMEOUT ||
+         kind == SC_DEV_NET_TIMEOUT;
 }
 
 /* Failures this program heard of from a peer's mark (a barrier's, or a stop

@@ -34,7 +34,7 @@ $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -Itests/common
 
 # The library: every layer of src/ (each a folder; see docs/ARCHITECTURE.md).
 LIB_DIRS := src/util src/bootstrap src/topo src/device src/backend src/backend/host src/window \
-            src/transport src/coll src/core
+            src/transport src/transport/net src/coll src/core
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,10 +187,8 @@ static void finish(sc_net_msg_t *m, sc_result_t res) {
 static int64_t stage_poller(void *ctx) {
   (void)ctx;
   int64_t now = sc_now_us(), next = -1;
-  pthread_mutex_lock(&me.lock);
-  tmsg_t *list = active;
-  pthread_mutex_unlock(&me.lock);
-  for (tmsg_t *t = list; t != NULL; t = t->next_active) {
+  pthread_mutex_lock(&me.lock); /* the main thread unlinks the list under it before freeing */
+  for (tmsg_t *t = active; t != NULL; t = t->next_active) {
     for (int s = 0; s < STAGE_SLOTS; s++) {
       if (t->slot_chunk[s] < 0)
         continue;
@@ -210,6 +209,7 @@ static int64_t stage_poller(void *ctx) {
       }
     }
   }
+  pthread_mutex_unlock(&me.lock);
   return next;
 }
 
@@ -365,6 +365,24 @@ static void rank_many(void) {
   }
   free(ts);
   printf("rank %d: 1000 small messages each way, in order\n", me.rank);
+
+  /* The progress thread sleeps while nothing moves: rank 0 waits 0.5 s for a
+   * message rank 1 sends late; neither may burn the CPU meanwhile. */
+  struct rusage r0, r1;
+  getrusage(RUSAGE_SELF, &r0);
+  tmsg_t *late = tmsg_new(me.rank == 0 ? SC_NET_RECV : SC_NET_SEND, peer, 5000, N, false);
+  if (me.rank == 1)
+    usleep(500 * 1000);
+  post(late);
+  wait_all(&late, 1, 30);
+  if (me.rank == 0)
+    check_received(late);
+  tmsg_free(late);
+  getrusage(RUSAGE_SELF, &r1);
+  double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+               (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
+  printf("rank %d: %.3f s of CPU while a message waited 0.5 s\n", me.rank, cpu);
+  TEST_ASSERT(cpu < 0.1, "rank %d used %.3f s of CPU in 0.5 s of waiting: a busy loop", me.rank, cpu);
 }
 
 static void rank_staging(void) {
@@ -413,10 +431,12 @@ static void rank_mismatch(void) {
   printf("rank %d: mismatch failed as it should: %s\n", me.rank, me.fail_text);
 }
 
-/* Ranks 0 and 1 exchange; rank 2 is idle (its connections to them never
- * open: a stranger may claim them) until the parent closes its pipe. */
+/* Ranks 0 and 1 exchange round after round until the parent, done with its
+ * strangers, closes their pipes; rank 2 is idle (its connections to them
+ * never open: a stranger may claim them) until then too. */
 static void rank_stray(void) {
-  static const uint64_t sizes[] = {8 * MIB + 1, 1 * MIB, 17};
+  static const uint64_t sizes[] = {2 * MIB + 1, 64 * KIB, 17};
+  enum { MAX_ROUNDS = 5000 };
   exchanging = 2;
   if (me.rank == 2) {
     note(NOTE_STARTED, NULL);
@@ -426,12 +446,15 @@ static void rank_stray(void) {
   }
   exchange(sizes, 3, 0, false, 60); /* connected both ways */
   note(NOTE_STARTED, NULL);
-  for (int round = 1; round <= 8; round++)
+  int round = 1;
+  for (struct pollfd pd = {.fd = me.down, .events = POLLIN}; poll(&pd, 1, 0) == 0; round++) {
+    TEST_ASSERT(round < MAX_ROUNDS, "the parent never said stop");
     exchange(sizes, 3, round * 10, false, 60);
+  }
   pthread_mutex_lock(&me.lock);
   TEST_ASSERT(me.fails == 0, "the endpoint failed: %s", me.fail_text);
   pthread_mutex_unlock(&me.lock);
-  printf("rank %d: 9 rounds unaffected by strangers\n", me.rank);
+  printf("rank %d: %d rounds unaffected by strangers\n", me.rank, round);
 }
 
 /* kill9 / sigstop: the sender streams 64 MiB messages; the receiver takes
@@ -680,6 +703,7 @@ static void stray_expect_closed(int fd, const char *what) {
   }
   close(fd);
   printf("stranger: %s: closed by the rank\n", what);
+  usleep(20 * 1000); /* the ranks go on with a few more rounds */
 }
 
 static void stray_visit(const job_t *job, int r) {
@@ -747,6 +771,20 @@ int main(int argc, char **argv) {
     if (argc < 3 || (strcmp(argv[2], "sender") != 0 && strcmp(argv[2], "receiver") != 0))
       return usage();
     victim = strcmp(argv[2], "sender") == 0 ? 1 : 0; /* rank 1 sends, rank 0 receives */
+  }
+  if (strcmp(g_mode, "sizes") == 0) { /* the parameters' ranges are checked, naming the variable */
+    static const char *bad[][2] = {{"SYMCOMM_NET_SOCKETS", "0"}, {"SYMCOMM_NET_CHUNK_BYTES", "100"},
+                                   {"SYMCOMM_NET_WINDOW", "2000"}, {"SYMCOMM_NET_SOCKETS", "two"}};
+    for (int i = 0; i < 4; i++) {
+      sc_net_config_t c = {0};
+      setenv(bad[i][0], bad[i][1], 1);
+      TEST_EXPECT_RESULT(sc_net_config_from_env(&c), SYMCOMM_ERR_INVALID_ARGUMENT);
+      TEST_ASSERT(test_contains(sc_error_last(), bad[i][0]), "'%s' does not name %s", sc_error_last(), bad[i][0]);
+      unsetenv(bad[i][0]);
+    }
+    sc_net_config_t c = {0};
+    TEST_OK(sc_net_config_from_env(&c));
+    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 512 * KIB && c.window == 16);
   }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)

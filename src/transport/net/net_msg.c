@@ -97,6 +97,8 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
     net_apply_grant(ep, m, p->grants[used].first, p->grants[used].count);
     used++;
   }
+  if (used == 0)
+    return;
   memmove(p->grants, p->grants + used, (p->n_grants - used) * sizeof(*p->grants));
   p->n_grants -= used;
 }

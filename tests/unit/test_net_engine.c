@@ -447,9 +447,21 @@ static void rank_stray(void) {
   exchange(sizes, 3, 0, false, 60); /* connected both ways */
   note(NOTE_STARTED, NULL);
   int round = 1;
-  for (struct pollfd pd = {.fd = me.down, .events = POLLIN}; poll(&pd, 1, 0) == 0; round++) {
+  for (bool more = true; more; round++) {
     TEST_ASSERT(round < MAX_ROUNDS, "the parent never said stop");
     exchange(sizes, 3, round * 10, false, 60);
+    /* Rank 0 alone reads the parent's word, and tells rank 1: both do as many rounds. */
+    tmsg_t *go = tmsg_new(me.rank == 0 ? SC_NET_SEND : SC_NET_RECV, 1 - me.rank, 1, round * 10 + 9, false);
+    if (me.rank == 0) {
+      struct pollfd pd = {.fd = me.down, .events = POLLIN};
+      go->buf.data[0] = poll(&pd, 1, 0) == 0;
+    }
+    post(go);
+    wait_all(&go, 1, 60);
+    TEST_ASSERT(go->res == SYMCOMM_OK);
+    more = go->buf.data[0] == 1;
+    TEST_ASSERT(more || go->buf.data[0] == 0, "the word of rank 0 is %d", go->buf.data[0]);
+    tmsg_free(go);
   }
   pthread_mutex_lock(&me.lock);
   TEST_ASSERT(me.fails == 0, "the endpoint failed: %s", me.fail_text);

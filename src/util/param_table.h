@@ -49,6 +49,16 @@ SC_PARAM(NET_STAGING, "SYMCOMM_NET_STAGING", INT, "0",
          "1: send/recv between hosts stage data through pinned host chunks even where the host "
          "reaches the buffers directly (the simulated backend), as GPU data always is")
 
+/* network between hosts (src/transport/net/) */
+SC_PARAM(NET_SOCKETS, "SYMCOMM_NET_SOCKETS", INT, "4",
+         "data connections per directed pair of ranks on different hosts (1 to 64); each chunk goes on the least loaded")
+SC_PARAM(NET_CHUNK_BYTES, "SYMCOMM_NET_CHUNK_BYTES", INT, "524288",
+         "messages between hosts move in chunks of this many bytes (4096 to 1 GiB); the same on every rank")
+SC_PARAM(NET_WINDOW, "SYMCOMM_NET_WINDOW", INT, "16",
+         "chunks in flight per directed pair of ranks on different hosts (1 to 1024)")
+SC_PARAM(NET_FAULT, "SYMCOMM_NET_FAULT", STRING, NULL,
+         "testing only: seq = the third chunk this process sends between hosts carries the next message's number (its receiver must fail, writing nothing)")
+
 /* collectives */
 SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",
          "size of each communicator's collective scratch window (memory is used only as touched)")

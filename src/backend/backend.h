@@ -147,7 +147,7 @@ typedef struct sc_backend_ops {
   /* Whether the host can read and write this backend's buffers directly
    * (the simulated backend's "device" memory is host memory): then the
    * network sends from and receives into them without staging copies. */
-  bool host_reaches_buffers;
+  bool (*host_reaches_buffers)(sc_device_t *device);
 } sc_backend_ops_t;
 
 /* CUDA's limit on kernel parameters without a newer driver's extension. */

@@ -41,6 +41,7 @@ static void sc_comm_stop_programs_locked(struct symcomm_comm *comm) {
     return;
   snprintf(st->why, sizeof(st->why), "%s", comm->watch.stop_why);
   st->rank = comm->watch.stop_rank;
+  st->result = comm->watch.stop_result;
   __atomic_store_n(&st->stop, (uint32_t)comm->watch.stop, __ATOMIC_RELEASE);
 }
 
@@ -54,6 +55,7 @@ static void sc_comm_fail_locked(struct symcomm_comm *comm, sc_result_t result, s
   snprintf(comm->fail_text, sizeof(comm->fail_text), "%s", text);
   comm->watch.stop = (int)stop;
   comm->watch.stop_rank = rank;
+  comm->watch.stop_result = (int)result;
   snprintf(comm->watch.stop_why, sizeof(comm->watch.stop_why), "%s", why);
   if (comm->watch.attached)
     sc_comm_stop_programs_locked(comm);

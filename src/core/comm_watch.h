@@ -50,6 +50,7 @@ typedef struct sc_comm_watch {
   bool root_gone;           /* the root ended without failing: the monitor looks for
                                ended processes of this host's ranks itself */
   int stop, stop_rank;      /* the recorded failure as its programs see it (sc_stop_t) */
+  int stop_result;          /* ... and its result */
   char stop_why[768];       /* SC_STATUS_WHY_BYTES */
   struct symcomm_comm *next;
 } sc_comm_watch_t;

@@ -255,6 +255,8 @@ typedef struct sc_dev_error {
   /* SC_DEV_ABORTED: the communicator's stop, copied from its status block */
   int32_t stop; /* sc_stop_t */
   int32_t stop_rank;
+  int32_t stop_result; /* the status block's result (symcomm_result_t; 0: none said) */
+  int32_t reserved;
   const char *why; /* the status block's sentence (host memory) */
 } sc_dev_error_t;
 
@@ -290,6 +292,8 @@ typedef struct sc_dev_status {
   uint32_t failed; /* device-written: 0, 1 (being filled), 2 (error is complete) or 3 (complete,
                       and a peer's mark told it: the host records it, tells nobody) */
   uint32_t first_failed; /* device-written: 0, 1 (being filled) or 2 (`first` is complete) */
+  int32_t result;  /* host-written with `rank` and `why`: the failure's symcomm_result_t */
+  uint32_t reserved;
   uint64_t departed; /* host-written: local ranks that left (bit = local rank) */
   sc_dev_error_t error;            /* device-written: the program's own failure */
   sc_dev_error_t first;            /* device-written: the first failure of any program */

@@ -96,6 +96,7 @@ SC_DEV_FN int sc_dev_relay_read(uint64_t mark, sc_dev_error_t *err, int *timed_o
     err->kind = SC_DEV_ABORTED;
     err->stop = (int32_t)(why & ~SC_RELAY_STOPPED);
     err->stop_rank = named;
+    err->stop_result = 0;
     err->why = 0;
     return 1;
   }

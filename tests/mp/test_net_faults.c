@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_data.h"
 #include "test_device.h"
@@ -104,6 +105,9 @@ int main(int argc, char **argv) {
   tdev_buf_free(&ring_in);
   tdev_buf_free(&ring_out);
   if (!expect_ok) {
+    /* The launcher stops the job when a rank exits: the others get time to
+     * report their own failure first. */
+    sleep(5);
     symcomm_comm_abort(comm);
     return 3;
   }

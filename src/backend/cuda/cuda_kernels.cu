@@ -42,6 +42,8 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   err->a = err->b = err->c = err->d = err->e = 0;
   err->stop = 0;
   err->stop_rank = -1;
+  err->stop_result = 0;
+  err->reserved = 0;
   err->why = 0;
 }
 

@@ -50,5 +50,5 @@ const sc_backend_ops_t sc_backend_host = {
     .launch = sc_host_launch,
 
     .bell_ring = sc_host_bell_ring,
-    .host_reaches_buffers = true,
+    .host_reaches_buffers = sc_host_reaches_buffers,
 };

@@ -139,7 +139,7 @@ static int64_t sc_net_poll(void *ctx) {
   sc_net_take_posted(net);
   bool copying = net->staged && sc_net_stage_poll(net);
   bool awaited = atomic_load(&net->launched) > net->taken_total;
-  if (net->ops->host_reaches_buffers)
+  if (net->ops->host_reaches_buffers(net->view->device))
     return copying ? 50 : -1;
   if (copying || awaited)
     return 2;
@@ -221,7 +221,7 @@ sc_result_t sc_net_create(sc_comm_view_t *view, sc_net_fail_fn fail, void *fail_
   SC_CHECK_GOTO(sc_net_params(&cfg, &force_staging), res, fail);
   net->chunk_bytes = cfg.chunk_bytes;
   net->window = cfg.window;
-  net->staged = force_staging || !net->ops->host_reaches_buffers;
+  net->staged = force_staging || !net->ops->host_reaches_buffers(view->device);
   void *q = NULL;
   SC_CHECK_GOTO(net->ops->host_alloc(view->device, sizeof(sc_net_queue_t), &q), res, fail);
   net->queue = q;

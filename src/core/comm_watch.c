@@ -374,8 +374,9 @@ void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const cha
 void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text) {
   /* A rank that dies closes its connections to its peers as its connection
    * to the root drops: the root's news ("rank 5 exited during ...") says
-   * more than a closed connection, and is the same on every rank. */
-  int64_t until = sc_now_ms() + SC_WATCH_NEWS_MS;
+   * more than a closed connection (REMOTE), and is the same on every rank.
+   * What both sides see alike (a size mismatch) needs no news. */
+  int64_t until = sc_now_ms() + (result == SYMCOMM_ERR_REMOTE ? SC_WATCH_NEWS_MS : 0);
   while (atomic_load(&comm->failed) == SYMCOMM_OK && !atomic_load(&comm->aborted)) {
     int64_t left = until - sc_now_ms();
     if (left <= 0)

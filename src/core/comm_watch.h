@@ -76,8 +76,9 @@ void sc_comm_watch_attach(struct symcomm_comm *comm);
  * calls are refused with this sentence. */
 void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const char *text);
 /* Something of this rank that works in the background (the network's progress
- * thread) failed on its own: unless the root's news of a failure comes within
- * a moment (a peer that died: its closed connections are what was found),
+ * thread) failed on its own: unless, for a REMOTE result (a closed
+ * connection: a peer that died?), the root's news of a failure comes within
+ * a moment,
  * comm fails here with `text`, its programs stop, and the root tells the
  * other ranks. Ignored once comm failed or is off the list. */
 void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text);

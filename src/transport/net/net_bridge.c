@@ -282,7 +282,10 @@ sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t 
   memcpy(args.ops, ops, sizeof(*ops) * (size_t)n);
   SC_CHECK(net->ops->launch(stream, SC_PROGRAM_NET, &args, (size_t)sc_net_args_bytes((uint32_t)n),
                             SC_LAUNCH_ONE(net->view->status)));
-  atomic_fetch_add(&net->launched, (uint_fast64_t)n);
+  /* A launch captured into a CUDA graph posts when replayed, unannounced:
+   * only launches that run now are awaited. */
+  if (!net->ops->stream_capturing(stream))
+    atomic_fetch_add(&net->launched, (uint_fast64_t)n);
   sc_net_wake();
   return SYMCOMM_OK;
 }

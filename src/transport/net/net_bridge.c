@@ -11,6 +11,10 @@
 
 _Static_assert(sizeof(sc_net_args_t) <= SC_LAUNCH_ARGS_MAX,
                "a full NET batch must fit a launch's arguments");
+/* How long after a launch is queued the progress thread polls the queue
+ * every few microseconds (GPUs post without waking it). */
+#define SC_NET_HURRY_US 20000
+
 _Static_assert(SC_NET_MAX_OPS * 2 <= SC_NET_QUEUE_SLOTS,
                "a launch's ops fit the queue twice over: a launch never waits for its own slots");
 
@@ -112,7 +116,6 @@ static void sc_net_take_posted(sc_net_t *net) {
     if ((uint32_t)posted != (uint32_t)(t + 1u))
       return;
     net->taken = t + 1u;
-    net->taken_total++;
     if (!sc_net_take(net, t, e, s)) {
       s->engine_done = true;
       s->result = SYMCOMM_ERR_INTERNAL;
@@ -138,7 +141,7 @@ static int64_t sc_net_poll(void *ctx) {
   sc_net_t *net = ctx;
   sc_net_take_posted(net);
   bool copying = net->staged && sc_net_stage_poll(net);
-  bool awaited = atomic_load(&net->launched) > net->taken_total;
+  bool awaited = sc_now_us() < atomic_load(&net->hurry_until_us);
   if (net->ops->host_reaches_buffers(net->view->device))
     return copying ? 50 : -1;
   if (copying || awaited)
@@ -210,7 +213,7 @@ sc_result_t sc_net_create(sc_comm_view_t *view, sc_net_fail_fn fail, void *fail_
   net->ops = view->ops;
   net->fail = fail;
   net->fail_ctx = fail_ctx;
-  atomic_init(&net->launched, 0);
+  atomic_init(&net->hurry_until_us, 0);
   snprintf(net->name, sizeof(net->name), "rank %d", view->rank);
   sc_net_config_t cfg = {.rank = view->rank, .nranks = view->nranks,
                          .comm_id = sc_secret_derive64(&view->secret, "net comm id", 0, 0, 0),
@@ -282,10 +285,11 @@ sc_result_t sc_net_launch(sc_net_t *net, sc_stream_t *stream, const sc_net_op_t 
   memcpy(args.ops, ops, sizeof(*ops) * (size_t)n);
   SC_CHECK(net->ops->launch(stream, SC_PROGRAM_NET, &args, (size_t)sc_net_args_bytes((uint32_t)n),
                             SC_LAUNCH_ONE(net->view->status)));
-  /* A launch captured into a CUDA graph posts when replayed, unannounced:
-   * only launches that run now are awaited. */
+  /* A launch captured into a CUDA graph posts when replayed, unannounced
+   * (the thread's slow look finds it); one that runs now is looked for
+   * often for a while: it posts once the work before it on its stream ended. */
   if (!net->ops->stream_capturing(stream))
-    atomic_fetch_add(&net->launched, (uint_fast64_t)n);
+    atomic_store(&net->hurry_until_us, sc_now_us() + SC_NET_HURRY_US);
   sc_net_wake();
   return SYMCOMM_OK;
 }

@@ -51,8 +51,9 @@ struct sc_net {
   int window;
   bool staged;           /* GPU buffers: chunks go through pinned staging */
   uint32_t taken;        /* next ticket to take from the queue */
-  atomic_uint_fast64_t launched; /* ops queued by the caller's threads */
-  uint64_t taken_total;  /* ops taken, on the same count */
+  /* Until when (sc_now_us) the progress thread looks at the queue often: a
+   * launch queued now may post any moment (the caller's threads set it). */
+  atomic_int_fast64_t hurry_until_us;
   sc_net_slot_t slot[SC_NET_QUEUE_SLOTS];
   sc_stream_t *load_stream, *unload_stream; /* device to staging, staging to device */
   sc_stage_pool_t *pools; /* [2 * nranks]: (peer, kind) */

@@ -36,6 +36,7 @@ struct sc_coll_hosts {
   /* a step being built */
   sc_xfer_t *xfers;
   int nxfers, cap;
+  int nremote; /* of them with other hosts */
   sc_p2p_op_t *p2p_ops;
   sc_net_op_t *net_ops;
 };
@@ -62,6 +63,7 @@ static void sc_step_add(sc_coll_hosts_t *h, int kind, int peer, void *buf, size_
   if (bytes == 0)
     return; /* both sides compute the same size: both leave it out */
   h->xfers[h->nxfers++] = (sc_xfer_t){.peer = peer, .kind = kind, .buf = buf, .bytes = bytes};
+  h->nremote += h->view->local_of[peer] < 0;
 }
 
 /* Queues the step's sends and receives: those within the host first (a
@@ -79,11 +81,28 @@ static sc_result_t sc_step_flush(sc_coll_hosts_t *h, sc_stream_t *stream) {
                                                                          : SC_NET_OP_RECV};
   }
   h->nxfers = 0;
+  h->nremote = 0;
   if (n > 0)
     SC_CHECK(sc_p2p_launch_group(h->p2p, stream, h->p2p_ops, n, call, h->seq));
   if (nnet > 0)
     SC_CHECK(sc_net_launch(h->net, stream, h->net_ops, nnet, call, h->seq));
   return SYMCOMM_OK;
+}
+
+/* Distances per launch of an exchange by distance (at distance d, this rank
+ * sends to rank me + d and receives from rank me - d): two ops each, at most
+ * a NET launch's worth. The same on every rank, so that launch k of a rank
+ * meets launch k of its peers, whatever mix of local and remote peers each has. */
+#define SC_STEP_DISTANCES (SC_NET_MAX_OPS / 2)
+
+static sc_result_t sc_step_distance_end(sc_coll_hosts_t *h, sc_stream_t *stream, int d, int last) {
+  return d % SC_STEP_DISTANCES == 0 || d == last ? sc_step_flush(h, stream) : SYMCOMM_OK;
+}
+
+/* A fan in or out (one rank with many peers, each of which has this one op
+ * in its step): a full NET launch goes now, the rest in the next. */
+static sc_result_t sc_step_fan_room(sc_coll_hosts_t *h, sc_stream_t *stream) {
+  return h->nremote >= SC_NET_MAX_OPS ? sc_step_flush(h, stream) : SYMCOMM_OK;
 }
 
 static sc_result_t sc_step_copy(sc_coll_hosts_t *h, sc_stream_t *stream, void *dst,
@@ -201,29 +220,25 @@ static sc_result_t sc_hosts_allreduce(sc_coll_hosts_t *h, const sc_coll_call_t *
     /* Across the hosts, among the owners of my part. */
     if (me < P) {
       size_t sub = mine + sc_part_start(mine_len, H, host), sub_len = sc_part_len(mine_len, H, host);
-      int slot = 0;
       srcs[0] = out + sub * e;
-      for (int g = 0; g < H; g++) {
-        if (g == host)
-          continue;
-        int peer = sc_hosts_rank(h, g, me);
-        sc_step_add(h, SC_P2P_SEND, peer, out + (mine + sc_part_start(mine_len, H, g)) * e,
-                    sc_part_len(mine_len, H, g) * e);
-        srcs[1 + slot] = h->scratch + (size_t)slot * sub_len * e;
-        sc_step_add(h, SC_P2P_RECV, peer, (void *)srcs[1 + slot], sub_len * e);
-        slot++;
+      for (int d = 1; d < H; d++) {
+        int to = (host + d) % H, from = (host + H - d) % H;
+        sc_step_add(h, SC_P2P_SEND, sc_hosts_rank(h, to, me),
+                    out + (mine + sc_part_start(mine_len, H, to)) * e,
+                    sc_part_len(mine_len, H, to) * e);
+        srcs[d] = h->scratch + (size_t)(d - 1) * sub_len * e;
+        sc_step_add(h, SC_P2P_RECV, sc_hosts_rank(h, from, me), (void *)srcs[d], sub_len * e);
+        SC_CHECK(sc_step_distance_end(h, stream, d, H - 1));
       }
-      SC_CHECK(sc_step_flush(h, stream));
       SC_CHECK(sc_step_reduce(h, stream, call, out + sub * e, srcs, H, sub_len, true));
-      for (int g = 0; g < H; g++) {
-        if (g == host)
-          continue;
-        int peer = sc_hosts_rank(h, g, me);
-        sc_step_add(h, SC_P2P_SEND, peer, out + sub * e, sub_len * e);
-        sc_step_add(h, SC_P2P_RECV, peer, out + (mine + sc_part_start(mine_len, H, g)) * e,
-                    sc_part_len(mine_len, H, g) * e);
+      for (int d = 1; d < H; d++) {
+        int to = (host + d) % H, from = (host + H - d) % H;
+        sc_step_add(h, SC_P2P_SEND, sc_hosts_rank(h, to, me), out + sub * e, sub_len * e);
+        sc_step_add(h, SC_P2P_RECV, sc_hosts_rank(h, from, me),
+                    out + (mine + sc_part_start(mine_len, H, from)) * e,
+                    sc_part_len(mine_len, H, from) * e);
+        SC_CHECK(sc_step_distance_end(h, stream, d, H - 1));
       }
-      SC_CHECK(sc_step_flush(h, stream));
     }
     /* Within the host again: every part from its owner. */
     if (L > 1) {
@@ -283,6 +298,7 @@ static sc_result_t sc_hosts_reduce(sc_coll_hosts_t *h, const sc_coll_call_t *cal
       for (int g = 0; g < H; g++) {
         if (g == host)
           continue;
+        SC_CHECK(sc_step_fan_room(h, stream));
         srcs[n] = h->scratch + (size_t)(n - 1) * bytes;
         sc_step_add(h, SC_P2P_RECV, sc_hosts_rank(h, g, 0), (void *)srcs[n], bytes);
         n++;
@@ -318,9 +334,12 @@ static sc_result_t sc_hosts_broadcast(sc_coll_hosts_t *h, const sc_coll_call_t *
   const void *data = out;
   if (me == root) {
     data = call->sendbuf;
-    for (int g = 0; g < H; g++)
-      if (g != host)
-        sc_step_add(h, SC_P2P_SEND, sc_hosts_rank(h, g, 0), (void *)data, bytes);
+    for (int g = 0; g < H; g++) {
+      if (g == host)
+        continue;
+      SC_CHECK(sc_step_fan_room(h, stream));
+      sc_step_add(h, SC_P2P_SEND, sc_hosts_rank(h, g, 0), (void *)data, bytes);
+    }
     SC_CHECK(sc_step_copy(h, stream, out, data, bytes));
   } else if (me == entry) {
     sc_step_add(h, SC_P2P_RECV, root, out, bytes);
@@ -355,18 +374,15 @@ static sc_result_t sc_hosts_reducescatter(sc_coll_hosts_t *h, const sc_coll_call
     return sc_hosts_too_small(h, call);
   for (size_t o = 0; o < c; o += round) {
     size_t r = c - o < round ? c - o : round;
-    int k = 0;
-    srcs[k++] = in + ((size_t)me * c + o) * e;
-    for (int j = 0; j < n; j++) {
-      if (j == me)
-        continue;
-      sc_step_add(h, SC_P2P_SEND, j, (void *)(in + ((size_t)j * c + o) * e), r * e);
-      srcs[k] = h->scratch + (size_t)(k - 1) * r * e;
-      sc_step_add(h, SC_P2P_RECV, j, (void *)srcs[k], r * e);
-      k++;
+    srcs[0] = in + ((size_t)me * c + o) * e;
+    for (int d = 1; d < n; d++) {
+      int to = (me + d) % n, from = (me + n - d) % n;
+      sc_step_add(h, SC_P2P_SEND, to, (void *)(in + ((size_t)to * c + o) * e), r * e);
+      srcs[d] = h->scratch + (size_t)(d - 1) * r * e;
+      sc_step_add(h, SC_P2P_RECV, from, (void *)srcs[d], r * e);
+      SC_CHECK(sc_step_distance_end(h, stream, d, n - 1));
     }
-    SC_CHECK(sc_step_flush(h, stream));
-    SC_CHECK(sc_step_reduce(h, stream, call, out + o * e, srcs, k, r, true));
+    SC_CHECK(sc_step_reduce(h, stream, call, out + o * e, srcs, n, r, true));
   }
   return SYMCOMM_OK;
 }
@@ -376,13 +392,12 @@ static sc_result_t sc_hosts_allgather(sc_coll_hosts_t *h, const sc_coll_call_t *
   const size_t bytes = call->count * call->elem;
   const int n = h->view->nranks, me = h->view->rank;
   char *out = call->recvbuf;
-  for (int j = 0; j < n; j++) {
-    if (j == me)
-      continue;
-    sc_step_add(h, SC_P2P_SEND, j, (void *)call->sendbuf, bytes);
-    sc_step_add(h, SC_P2P_RECV, j, out + (size_t)j * bytes, bytes);
+  for (int d = 1; d < n; d++) {
+    int to = (me + d) % n, from = (me + n - d) % n;
+    sc_step_add(h, SC_P2P_SEND, to, (void *)call->sendbuf, bytes);
+    sc_step_add(h, SC_P2P_RECV, from, out + (size_t)from * bytes, bytes);
+    SC_CHECK(sc_step_distance_end(h, stream, d, n - 1));
   }
-  SC_CHECK(sc_step_flush(h, stream));
   return sc_step_copy(h, stream, out + (size_t)me * bytes, call->sendbuf, bytes);
 }
 
@@ -413,13 +428,12 @@ static sc_result_t sc_hosts_alltoall(sc_coll_hosts_t *h, const sc_coll_call_t *c
       src = h->scratch;
       stride = r * e;
     }
-    for (int j = 0; j < n; j++) {
-      if (j == me)
-        continue;
-      sc_step_add(h, SC_P2P_SEND, j, (void *)(src + (size_t)j * stride), r * e);
-      sc_step_add(h, SC_P2P_RECV, j, out + ((size_t)j * c + o) * e, r * e);
+    for (int d = 1; d < n; d++) {
+      int to = (me + d) % n, from = (me + n - d) % n;
+      sc_step_add(h, SC_P2P_SEND, to, (void *)(src + (size_t)to * stride), r * e);
+      sc_step_add(h, SC_P2P_RECV, from, out + ((size_t)from * c + o) * e, r * e);
+      SC_CHECK(sc_step_distance_end(h, stream, d, n - 1));
     }
-    SC_CHECK(sc_step_flush(h, stream));
     SC_CHECK(sc_step_copy(h, stream, out + ((size_t)me * c + o) * e, src + (size_t)me * stride,
                           r * e));
   }

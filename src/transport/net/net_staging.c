@@ -110,8 +110,10 @@ void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k) {
 
 void sc_net_stage_sent(sc_net_slot_t *s, uint64_t k) {
   sc_stage_t *st = sc_net_stage_find(s, k, false);
-  if (st != NULL)
+  if (st != NULL) {
     st->state = SC_STAGE_FREE;
+    sc_net_wake(); /* a chunk the engine was refused for lack of room may go now */
+  }
 }
 
 void *sc_net_stage_recv_chunk(sc_net_slot_t *s, uint64_t k) {
@@ -157,6 +159,9 @@ bool sc_net_stage_poll(sc_net_t *net) {
       }
       sc_net_slot_t *s = st->owner;
       st->state = SC_STAGE_FREE;
+      /* A receive's chunk is free again: the engine, refused room for a
+       * grant, asks again only on a later turn. */
+      sc_net_wake();
       if (res != SYMCOMM_OK) {
         sc_net_stage_copy_failed(s, st->chunk, "the copy to device memory");
         s->result = res;

@@ -177,12 +177,45 @@ static void net_connect_step(sc_net_endpoint_t *ep, net_conn_t *c) {
 
 /* ---- accepting (the receiver's side): who is it? */
 
+/* Connections that have not said hello yet, at most: strangers that connect
+ * and stay silent cannot hold more (the oldest goes first). */
+#define SC_NET_MAX_SILENT 64
+/* How long the listener rests when the process is out of file descriptors
+ * (its readiness would otherwise wake the thread without end). */
+#define SC_NET_LISTEN_REST_MS 100
+
+/* Closes the oldest connection still waiting for its hello: true if there was one. */
+static bool net_drop_oldest_silent(sc_net_endpoint_t *ep, const char *why) {
+  net_conn_t *oldest = NULL;
+  for (net_conn_t *c = ep->accepted; c != NULL; c = c->next)
+    if (c->state == NET_CONN_HELLO)
+      oldest = c; /* the list is newest first */
+  if (oldest == NULL)
+    return false;
+  SC_WARN(SC_NET, "%s: %s: the connection from %s, silent the longest, is closed", ep->name, why,
+          ep->ops->remote(oldest->c));
+  net_conn_close(ep, oldest);
+  return true;
+}
+
 void net_accept_all(sc_net_endpoint_t *ep) {
   for (int i = 0; i < 64; i++) {
+    int silent = 0;
+    for (net_conn_t *c = ep->accepted; c != NULL; c = c->next)
+      silent += c->state == NET_CONN_HELLO;
+    if (silent >= SC_NET_MAX_SILENT)
+      net_drop_oldest_silent(ep, "too many connections without a hello");
     sc_net_conn_t *conn = NULL;
     sc_result_t r = ep->ops->accept(ep->listener, &conn);
     if (r != SYMCOMM_OK) {
-      SC_WARN(SC_NET, "%s: accepting a connection failed: %s", ep->name, strerror(errno));
+      int err = errno;
+      if (err == EMFILE || err == ENFILE) {
+        /* Out of descriptors: make room if a stranger holds one, and let the
+         * listener rest (it stays readable: polling it would spin). */
+        net_drop_oldest_silent(ep, "out of file descriptors");
+        ep->listen_paused_until_ms = net_now_ms() + SC_NET_LISTEN_REST_MS;
+      }
+      SC_WARN(SC_NET, "%s: accepting a connection failed: %s", ep->name, strerror(err));
       return;
     }
     if (conn == NULL)

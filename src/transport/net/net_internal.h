@@ -112,6 +112,7 @@ struct sc_net_endpoint {
   sc_net_listener_t *listener;
   net_peer_t *peers;     /* [nranks] */
   net_conn_t *accepted;  /* accepted, hello not read yet */
+  int64_t listen_paused_until_ms; /* out of fds: the listener rests until then */
   int fault_seq_after;   /* SYMCOMM_NET_FAULT=seq: chunks before the one with a wrong number; -1 none */
   uint64_t chunks_sent;
   net_poller_t *pollers;

@@ -117,10 +117,9 @@ static sc_result_t tcp_accept(sc_net_listener_t *l, sc_net_conn_t **out) {
   if (fd < 0) {
     *out = NULL;
     /* A connection that was reset before it was taken is not this listener's failure. */
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
-        errno == EMFILE || errno == ENFILE)
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
       return SYMCOMM_OK;
-    return SYMCOMM_ERR_SYSTEM;
+    return SYMCOMM_ERR_SYSTEM; /* errno says why (EMFILE: the caller makes room) */
   }
   tcp_nodelay(fd);
   sc_net_conn_t *c = tcp_conn_new(fd, &peer);

@@ -156,6 +156,8 @@ static void net_ep_turn(sc_net_endpoint_t *ep, int64_t *wake_ms, int64_t *wake_u
     if (hint >= 0 && (*wake_us < 0 || hint < *wake_us))
       *wake_us = hint;
   }
+  if (ep->listen_paused_until_ms > now && ep->listen_paused_until_ms < *wake_ms)
+    *wake_ms = ep->listen_paused_until_ms; /* the listener's rest ends */
   /* Accepted connections that closed go; the others say hello before their deadline. */
   for (net_conn_t **pc = &ep->accepted; *pc != NULL;) {
     net_conn_t *c = *pc;
@@ -182,7 +184,7 @@ static void net_build_fds(net_turn_t *t) {
     sc_net_endpoint_t *ep = t->eps[i];
     if (ep == NULL)
       continue;
-    if (ep->peers_ready && ep->listener != NULL)
+    if (ep->peers_ready && ep->listener != NULL && net_now_ms() >= ep->listen_paused_until_ms)
       net_turn_add(t, ep->ops->listener_fd(ep->listener), POLLIN, NET_FD_LISTENER, ep, NULL);
     for (net_conn_t *c = ep->accepted; c != NULL; c = c->next)
       if (c->state == NET_CONN_HELLO)

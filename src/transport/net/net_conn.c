@@ -178,19 +178,23 @@ static void net_connect_step(sc_net_endpoint_t *ep, net_conn_t *c) {
 /* ---- accepting (the receiver's side): who is it? */
 
 /* Connections that have not said hello yet, at most: strangers that connect
- * and stay silent cannot hold more (the oldest goes first). */
+ * and stay silent cannot hold more (the oldest goes first, once silent for a
+ * second: a burst of real peers says hello at once). */
 #define SC_NET_MAX_SILENT 64
+#define SC_NET_SILENT_MS 1000
 /* How long the listener rests when the process is out of file descriptors
  * (its readiness would otherwise wake the thread without end). */
 #define SC_NET_LISTEN_REST_MS 100
 
-/* Closes the oldest connection still waiting for its hello: true if there was one. */
-static bool net_drop_oldest_silent(sc_net_endpoint_t *ep, const char *why) {
+/* Closes the oldest connection still waiting for its hello, if it has been
+ * silent for min_ms at least: true if there was one. */
+static bool net_drop_oldest_silent(sc_net_endpoint_t *ep, const char *why, int64_t min_ms) {
   net_conn_t *oldest = NULL;
   for (net_conn_t *c = ep->accepted; c != NULL; c = c->next)
     if (c->state == NET_CONN_HELLO)
       oldest = c; /* the list is newest first */
-  if (oldest == NULL)
+  /* accepted at deadline - SC_NET_HELLO_MS */
+  if (oldest == NULL || net_now_ms() - (oldest->deadline_ms - SC_NET_HELLO_MS) < min_ms)
     return false;
   SC_WARN(SC_NET, "%s: %s: the connection from %s, silent the longest, is closed", ep->name, why,
           ep->ops->remote(oldest->c));
@@ -203,8 +207,12 @@ void net_accept_all(sc_net_endpoint_t *ep) {
     int silent = 0;
     for (net_conn_t *c = ep->accepted; c != NULL; c = c->next)
       silent += c->state == NET_CONN_HELLO;
-    if (silent >= SC_NET_MAX_SILENT)
-      net_drop_oldest_silent(ep, "too many connections without a hello");
+    if (silent >= SC_NET_MAX_SILENT &&
+        !net_drop_oldest_silent(ep, "too many connections without a hello", SC_NET_SILENT_MS)) {
+      /* All new: their hellos are read this turn; the rest wait in the backlog. */
+      ep->listen_paused_until_ms = net_now_ms() + 10;
+      return;
+    }
     sc_net_conn_t *conn = NULL;
     sc_result_t r = ep->ops->accept(ep->listener, &conn);
     if (r != SYMCOMM_OK) {
@@ -212,7 +220,7 @@ void net_accept_all(sc_net_endpoint_t *ep) {
       if (err == EMFILE || err == ENFILE) {
         /* Out of descriptors: make room if a stranger holds one, and let the
          * listener rest (it stays readable: polling it would spin). */
-        net_drop_oldest_silent(ep, "out of file descriptors");
+        net_drop_oldest_silent(ep, "out of file descriptors", 0);
         ep->listen_paused_until_ms = net_now_ms() + SC_NET_LISTEN_REST_MS;
       }
       SC_WARN(SC_NET, "%s: accepting a connection failed: %s", ep->name, strerror(err));

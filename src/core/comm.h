@@ -186,11 +186,13 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
                                  struct symcomm_comm **comm);
 
 /* The device index this rank uses among those its process sees:
- * SYMCOMM_DEVICE / config.device, else its local rank. */
+ * SYMCOMM_DEVICE / config.device, else its local rank; on real GPUs shared
+ * by simulated hosts (SYMCOMM_HOSTID), its place among this machine's ranks. */
 int sc_comm_device_index(const struct symcomm_comm *comm);
 
-/* Chooses the backend (SYMCOMM_BACKEND) and opens device `index` (once):
- * init does it before its exchange, which reports the device's bus id. */
+/* Chooses the backend (SYMCOMM_BACKEND) and opens device `index` (once; -1:
+ * sc_comm_device_index once the backend is known): init does it before its
+ * exchange, which reports the device's bus id. */
 sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index);
 
 /* Checks the buffers a data call got (bytes 0: not used) with the backend

@@ -77,7 +77,20 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
 }
 
 int sc_comm_device_index(const struct symcomm_comm *comm) {
-  return comm->options.device >= 0 ? comm->options.device : comm->local_rank;
+  if (comm->options.device >= 0)
+    return comm->options.device;
+  /* Simulated hosts on a machine with real GPUs (SYMCOMM_HOSTID on a GPU
+   * host): ranks of different simulated hosts must not share a GPU, so a rank
+   * takes its place among the ranks of this machine (its hostname), not of
+   * its simulated host. */
+  const sc_peer_t *me = &comm->peers[comm->rank];
+  if (comm->ops != NULL && comm->ops != &sc_backend_host && me->sim_host >= 0) {
+    int index = 0;
+    for (int r = 0; r < comm->rank; r++)
+      index += strcmp(comm->peers[r].hostname, me->hostname) == 0;
+    return index;
+  }
+  return comm->local_rank;
 }
 
 sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
@@ -88,6 +101,8 @@ sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
     SC_CHECK(sc_backend_select(comm->options.backend[0] != '\0' ? comm->options.backend : NULL,
                                &comm->ops));
   }
+  if (index < 0) /* the default, which depends on the backend */
+    index = sc_comm_device_index(comm);
   return comm->ops->device_open(index, &comm->device);
 }
 

@@ -29,7 +29,7 @@ SC_PARAM(JOB_KEY, "SYMCOMM_JOB_KEY", STRING, NULL,
 SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
          "simulated host number (0..255): ranks with different values are on different hosts")
 SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
-         "device index on this host; -1 = the local rank")
+         "device index on this host; -1 = the local rank (on real GPUs shared by simulated hosts: the rank's place among the machine's ranks)")
 SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
          "simulated backend: microseconds (0..1000000) a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,

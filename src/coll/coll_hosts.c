@@ -76,9 +76,7 @@ static sc_result_t sc_step_flush(sc_coll_hosts_t *h, sc_stream_t *stream) {
     if (h->view->local_of[x->peer] >= 0)
       sc_p2p_op_make(h->p2p, x->kind, x->peer, x->buf, x->bytes, &h->p2p_ops[n++]);
     else
-      h->net_ops[nnet++] = (sc_net_op_t){.buf = x->buf, .bytes = x->bytes, .peer = x->peer,
-                                         .kind = x->kind == SC_P2P_SEND ? SC_NET_OP_SEND
-                                                                         : SC_NET_OP_RECV};
+      h->net_ops[nnet++] = sc_net_op_make(x->kind, x->peer, x->buf, x->bytes);
   }
   h->nxfers = 0;
   h->nremote = 0;

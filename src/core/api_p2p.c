@@ -112,11 +112,7 @@ static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream
   return SYMCOMM_OK;
 }
 
-/* A send or receive with a rank of another host. */
-static sc_net_op_t sc_net_op_of(const sc_group_entry_t *e) {
-  return (sc_net_op_t){.buf = e->buf, .bytes = e->bytes, .peer = e->peer,
-                       .kind = e->kind == SC_P2P_SEND ? SC_NET_OP_SEND : SC_NET_OP_RECV};
-}
+
 
 static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_t dtype, int peer,
                                struct symcomm_comm *comm, symcomm_stream_t stream) {
@@ -127,7 +123,7 @@ static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_
   if (sc_group.depth > 0)
     return sc_group_add(comm, stream, &entry);
   if (comm->local_of[peer] < 0) {
-    sc_net_op_t op = sc_net_op_of(&entry);
+    sc_net_op_t op = sc_net_op_make(kind, peer, buf, bytes);
     return sc_net_launch(comm->net, stream->stream, &op, 1, 0, 0);
   }
   sc_p2p_op_t op;
@@ -194,7 +190,7 @@ symcomm_result_t symcomm_group_end(void) {
       if (e->comm != comm || e->stream != stream)
         continue;
       if (comm->local_of[e->peer] < 0)
-        g->net_batch[nnet++] = sc_net_op_of(e);
+        g->net_batch[nnet++] = sc_net_op_make(e->kind, e->peer, e->buf, e->bytes);
       else
         sc_p2p_op_make(comm->p2p, e->kind, e->peer, e->buf, e->bytes, &g->batch[n++]);
       e->comm = NULL;

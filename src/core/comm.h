@@ -139,6 +139,9 @@ sc_result_t sc_comm_finish_during(struct symcomm_comm *comm, sc_result_t res, co
  * what the call reports, "during <during>" when given. Gives the monitor a
  * moment to bring that news; a REMOTE result it does not confirm becomes
  * comm's failure. */
+/* Waits up to ms for comm to fail or be aborted (the monitor's news of a
+ * failure elsewhere); returns at once if it has. */
+void sc_comm_await_news(struct symcomm_comm *comm, int64_t ms);
 sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during);
 /* Copies this thread's error sentence to the communicator. */
 void sc_comm_note_error(struct symcomm_comm *comm);

@@ -12,7 +12,6 @@
 #include "backend/dev_result.h"
 #include "bootstrap/store_client.h"
 #include "core/comm.h"
-#include "util/clock.h"
 #include "util/log.h"
 
 /* How often the monitor looks at the status blocks: a rank's own timeout
@@ -376,15 +375,8 @@ void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, cons
    * to the root drops: the root's news ("rank 5 exited during ...") says
    * more than a closed connection (REMOTE), and is the same on every rank.
    * What both sides see alike (a size mismatch) needs no news. */
-  int64_t until = sc_now_ms() + (result == SYMCOMM_ERR_REMOTE ? SC_WATCH_NEWS_MS : 0);
-  while (atomic_load(&comm->failed) == SYMCOMM_OK && !atomic_load(&comm->aborted)) {
-    int64_t left = until - sc_now_ms();
-    if (left <= 0)
-      break;
-    struct pollfd p = {.fd = comm->abort_wake.fd, .events = POLLIN};
-    if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
-      break;
-  }
+  if (result == SYMCOMM_ERR_REMOTE)
+    sc_comm_await_news(comm, SC_WATCH_NEWS_MS);
   pthread_mutex_lock(&sc_watch_lock);
   if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
     SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,

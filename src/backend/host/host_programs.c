@@ -32,6 +32,22 @@ static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, si
                   sc_host_program_name(program), want, args_bytes);
 }
 
+/* Arguments that are a header (`header` bytes, nops at `nops_at`), then nops
+ * ops of op_bytes each, at most max_ops. */
+static sc_result_t sc_host_ops_args_size(sc_program_t program, const void *args, size_t args_bytes,
+                                         size_t header, size_t nops_at, uint32_t max_ops,
+                                         size_t op_bytes) {
+  if (args_bytes < header)
+    return sc_host_args_size(program, args_bytes, header);
+  uint32_t nops;
+  memcpy(&nops, (const char *)args + nops_at, sizeof(nops));
+  if (nops > max_ops)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                    "device program %s takes at most %u ops, not %u", sc_host_program_name(program),
+                    max_ops, nops);
+  return sc_host_args_size(program, args_bytes, header + (size_t)nops * op_bytes);
+}
+
 sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes) {
   if (args == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
@@ -40,28 +56,13 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
   case SC_PROGRAM_COLL: return sc_host_args_size(program, args_bytes, sizeof(sc_coll_args_t));
-  case SC_PROGRAM_P2P: {
-    /* A header, then nops ops. */
-    if (args_bytes < offsetof(sc_p2p_args_t, ops))
-      return sc_host_args_size(program, args_bytes, offsetof(sc_p2p_args_t, ops));
-    uint32_t nops;
-    memcpy(&nops, (const char *)args + offsetof(sc_p2p_args_t, nops), sizeof(nops));
-    if (nops > SC_P2P_MAX_OPS)
-      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
-                      "device program P2P takes at most %d ops, not %u", SC_P2P_MAX_OPS, nops);
-    return sc_host_args_size(program, args_bytes, (size_t)sc_p2p_args_bytes(nops));
-  }
+  case SC_PROGRAM_P2P:
+    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_p2p_args_t, ops),
+                                 offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t));
   case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
-  case SC_PROGRAM_NET: {
-    if (args_bytes < offsetof(sc_net_args_t, ops))
-      return sc_host_args_size(program, args_bytes, offsetof(sc_net_args_t, ops));
-    uint32_t nops;
-    memcpy(&nops, (const char *)args + offsetof(sc_net_args_t, nops), sizeof(nops));
-    if (nops > SC_NET_MAX_OPS)
-      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
-                      "device program NET takes at most %d ops, not %u", SC_NET_MAX_OPS, nops);
-    return sc_host_args_size(program, args_bytes, (size_t)sc_net_args_bytes(nops));
-  }
+  case SC_PROGRAM_NET:
+    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_net_args_t, ops),
+                                 offsetof(sc_net_args_t, nops), SC_NET_MAX_OPS, sizeof(sc_net_op_t));
   case SC_PROGRAM_COUNT: break;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "device/net_layout.h"
+#include "device/p2p_layout.h"
 #include "window/comm_view.h"
 
 typedef struct sc_net sc_net_t;
@@ -32,6 +33,13 @@ sc_result_t sc_net_create(sc_comm_view_t *view, sc_net_fail_fn fail, void *fail_
 /* Local: closes the connections (peers see them close) and frees what the
  * programs use: call once none of them may run. */
 void sc_net_destroy(sc_net_t *net);
+
+/* A send or receive (kind SC_P2P_SEND or SC_P2P_RECV, as for sc_p2p_op_make)
+ * with rank `peer` of another host. */
+static inline sc_net_op_t sc_net_op_make(int kind, int peer, void *buf, size_t bytes) {
+  return (sc_net_op_t){.buf = buf, .bytes = bytes, .peer = peer,
+                       .kind = kind == SC_P2P_SEND ? SC_NET_OP_SEND : SC_NET_OP_RECV};
+}
 
 /* Queues one launch of the NET program on stream for ops[0..n): n <=
  * SC_NET_MAX_OPS (UNSUPPORTED beyond: a second launch could wait for the first

@@ -239,15 +239,6 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
   why = sc_dev_any(ctx, why);
-  if (why == 0 && sc_dev_leader(ctx)) {
-    /* A rank stopped in the middle of the call (SIGSTOP), once resumed, may
-     * find every line here after the others gave up waiting for its part and
-     * marked the call failed: it must not finish what they reported failed. */
-    int s = sc_coll_marked(d, &mark);
-    if (s >= 0)
-      why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
-  }
-  why = sc_dev_share(ctx, why);
   if (why != 0 && sc_dev_leader(ctx))
     sc_ll_fail(ctx, run, why, err);
   return why;

@@ -23,7 +23,7 @@ import signal
 import statistics
 import sys
 
-NAMES = {"openmpi": "Open MPI", "symcomm": "symcomm", "nccl": "NCCL"}
+NAMES = {"openmpi": "Open MPI", "symcomm": "symcomm", "nccl": "NCCL", "tcp": "raw TCP"}
 
 
 def parse_size(text):
@@ -139,10 +139,11 @@ def summary(res, subject, peer, lat_size, bw_sizes):
     sname, pname = engine_name(subject), engine_name(peer)
     out = [f"| measurement | ranks | {pname} | {sname} | {sname} / {pname} |", "|---|---|---|---|---|"]
     for n in res.nranks():
-        t_p, t_s = res.get(peer, n, lat_size, "time"), res.get(subject, n, lat_size, "time")
-        d = digits_for(t_p or t_s)
-        out.append(f"| {res.op} {size_text(lat_size)}, latency (µs, lower is better) | {n} | "
-                   f"{cell(t_p, d)} | {cell(t_s, d)} | {ratio(t_s, t_p)} |")
+        if lat_size > 0:
+            t_p, t_s = res.get(peer, n, lat_size, "time"), res.get(subject, n, lat_size, "time")
+            d = digits_for(t_p or t_s)
+            out.append(f"| {res.op} {size_text(lat_size)}, latency (µs, lower is better) | {n} | "
+                       f"{cell(t_p, d)} | {cell(t_s, d)} | {ratio(t_s, t_p)} |")
         for b in bw_sizes:
             b_p, b_s = res.get(peer, n, b, "busbw"), res.get(subject, n, b, "busbw")
             d = digits_for(b_p or b_s)
@@ -177,7 +178,7 @@ def main():
     ap.add_argument("--op", default="allreduce", help="operation to compare (default allreduce)")
     ap.add_argument("--subject", default="symcomm", help="engine measured (default symcomm)")
     ap.add_argument("--peer", default="openmpi", help="engine it is measured against (default openmpi)")
-    ap.add_argument("--latency-size", type=parse_size, default=8, help="size for latency (default 8)")
+    ap.add_argument("--latency-size", type=parse_size, default=8, help="size for latency (default 8; 0: no latency row)")
     ap.add_argument("--bw-sizes", default="2M,16M", help="sizes for bus bandwidth (default 2M,16M)")
     args = ap.parse_args()
     bw_sizes = [parse_size(s) for s in args.bw_sizes.split(",") if s]

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_MIN_BYTES 8ull
 #define DEFAULT_MAX_BYTES (16ull << 20)
@@ -211,6 +212,14 @@ static int count_hosts(int nranks)
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     int len = 0;
     MPI_Get_processor_name(name, &len);
+    /* A network namespace counts as a host, as symcomm-run --netns makes them
+     * (bench/run_net_cpu.sh runs ranks in namespaces of one machine). */
+    char ns[64];
+    ssize_t nslen = readlink("/proc/self/ns/net", ns, sizeof ns - 1);
+    if (nslen > 0 && (size_t)len + 1 + (size_t)nslen < sizeof name) {
+        ns[nslen] = '\0';
+        snprintf(name + len, sizeof name - (size_t)len, " %s", ns);
+    }
     char *all = calloc((size_t)nranks, MPI_MAX_PROCESSOR_NAME);
     if (!all)
         return -1;

@@ -71,27 +71,11 @@ say() { echo "== $*"; }
 die() { echo "run_cpu_baseline: $*" >&2; exit 1; }
 
 # ---- 1. Open MPI --------------------------------------------------------------
+SCRIPT=run_cpu_baseline
+# shellcheck source=bench/lib_cpu.sh
+. "$ROOT/bench/lib_cpu.sh"
 MPICC=${MPICC:-mpicc}
-if ! command -v "$MPICC" >/dev/null || ! command -v mpirun >/dev/null; then
-    [ "$INSTALL" = 1 ] || die "mpicc or mpirun is missing and --no-install was given (apt-get install openmpi-bin libopenmpi-dev)"
-    if [ "$(id -u)" = 0 ]; then
-        SUDO=()
-    elif command -v sudo >/dev/null; then
-        SUDO=(sudo)
-    else
-        die "mpicc or mpirun is missing; installing Open MPI needs root or sudo"
-    fi
-    say "mpicc or mpirun is missing: installing openmpi-bin and libopenmpi-dev with apt-get ${SUDO[*]:+(through sudo)}"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! "${SUDO[@]}" apt-get install -y openmpi-bin libopenmpi-dev; then
-        say "apt-get install failed; updating the package lists and trying again"
-        "${SUDO[@]}" apt-get update
-        "${SUDO[@]}" apt-get install -y openmpi-bin libopenmpi-dev
-    fi
-    if ! command -v "$MPICC" >/dev/null || ! command -v mpirun >/dev/null; then
-        die "Open MPI installed, but mpicc or mpirun is still not on PATH"
-    fi
-fi
+ensure_openmpi "$INSTALL" "$MPICC"
 
 # mpirun options. Open MPI refuses to run as root without --allow-run-as-root (or
 # OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1), and refuses more
@@ -135,59 +119,14 @@ fi
 mkdir -p "$OUT"
 say "results in $OUT"
 
-{
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "host: $(hostname)"
-    echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') x$(nproc) (online cores)"
-    echo "memory: $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
-    echo "kernel: $(uname -sr)"
-    # shellcheck disable=SC1091
-    echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
-    echo "compiler: $($MPICC --version | head -1)"
-    echo "open mpi: $(ompi_info --version 2>/dev/null | head -1)"
-    if commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
-        git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"
-    else
-        commit=unknown
-    fi
-    echo "symcomm commit: $commit"
-    echo "SYMCOMM_* environment: $(env | grep '^SYMCOMM_' | tr '\n' ' ')"
-} >"$OUT/machine.txt"
+describe_machine "$ROOT" "$MPICC" >"$OUT/machine.txt"
 : >"$OUT/commands.txt"
 
-# Percent of all CPU time that was not idle during one second (from /proc/stat).
-# Not the load average: that decays over minutes, and would mostly show our own
-# previous run.
-cpu_busy() {
-    local a b
-    a=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $5+$6 }' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $5+$6 }' /proc/stat)
-    echo "$a $b" | awk '{ busy = $3 - $1; idle = $4 - $2; printf "%d", (busy + idle) ? 100 * busy / (busy + idle) : 0 }'
-}
 busy=$(cpu_busy)
 if [ "$busy" -gt 25 ]; then
     say "warning: the CPUs were $busy% busy before starting: other work will disturb the figures (see $OUT/load.txt)"
 fi
 FAILED=0
-# run_one NAME SHOWN COMMAND...: runs COMMAND under a timeout, its output to the
-# screen and to NAME.txt; SHOWN is the command as commands.txt records it.
-run_one() {
-    local name=$1 shown=$2
-    shift 2
-    echo "$shown" >>"$OUT/commands.txt"
-    # Other work on the machine shows in the figures (np 2 spins on both cores):
-    # keep how busy the CPUs were just before each run beside them.
-    echo "$name: CPUs $(cpu_busy)% busy in the second before" >>"$OUT/load.txt"
-    say "$name: $shown"
-    local rc=0
-    timeout -k 10 "$TIMEOUT" "$@" 2>&1 | tee "$OUT/$name.txt" || rc=${PIPESTATUS[0]}
-    if [ "$rc" != 0 ]; then
-        echo "run_cpu_baseline: $name exited with status $rc$([ "$rc" = 124 ] && echo " (timed out after $TIMEOUT s)")" >&2
-        FAILED=1
-    fi
-}
-
 for run in $(seq 1 "$RUNS"); do
     for np in $NPS; do
         json="$OUT/openmpi-np$np-run$run.json"

@@ -4,10 +4,11 @@
  *
  *   build/bin/symcomm-run -n 16 --hosts 2 -- build/examples/tp_dp
  *
- * Then an all-reduce inside each TP group, checked element by element (the DP
- * all-reduce across hosts arrives with the TCP transport). Each rank prints
- * one line: its place in each group, the group's members (world ranks), and
- * the all-reduce's outcome. */
+ * Then an all-reduce inside each TP group (over the host's GPUs), then one
+ * of its result inside each DP group (across the hosts, over the network),
+ * both checked element by element. Each rank prints one line: its place in
+ * each group, the group's members (world ranks), and the all-reduces'
+ * outcome. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -61,19 +62,31 @@ int main(void) {
     exit(1);
   for (int i = 0; i < COUNT; i++)
     grad[i] = (float)(tp_rank + i % 7);
-  symcomm_stream_t stream;
+  symcomm_stream_t stream, dp_stream;
   CHECK(symcomm_stream_create(tp, &stream));
   CHECK(symcomm_allreduce(grad, grad, COUNT, SYMCOMM_FLOAT32, SYMCOMM_SUM, tp, stream));
   CHECK(symcomm_stream_synchronize(stream));
   int wrong = 0;
   for (int i = 0; i < COUNT; i++)
     wrong += grad[i] != (float)(tp_size * (tp_size - 1) / 2 + tp_size * (i % 7));
-  printf("[rank %2d] TP %s  DP %s  all-reduce of %d floats in TP: %s\n", rank, tp_text, dp_text,
-         COUNT, wrong == 0 ? "checked" : "WRONG");
+
+  /* DP all-reduce of the TP results: every host's TP group got the same sum,
+   * so the DP sum is that times the number of hosts. */
+  int dp_size;
+  CHECK(symcomm_comm_size(dp, &dp_size));
+  CHECK(symcomm_stream_create(dp, &dp_stream));
+  CHECK(symcomm_allreduce(grad, grad, COUNT, SYMCOMM_FLOAT32, SYMCOMM_SUM, dp, dp_stream));
+  CHECK(symcomm_stream_synchronize(dp_stream));
+  int dp_wrong = 0;
+  for (int i = 0; i < COUNT; i++)
+    dp_wrong += grad[i] != (float)dp_size * (float)(tp_size * (tp_size - 1) / 2 + tp_size * (i % 7));
+  printf("[rank %2d] TP %s  DP %s  all-reduce of %d floats in TP: %s, then in DP: %s\n", rank,
+         tp_text, dp_text, COUNT, wrong == 0 ? "checked" : "WRONG", dp_wrong == 0 ? "checked" : "WRONG");
   fflush(stdout);
+  CHECK(symcomm_stream_destroy(dp_stream));
   CHECK(symcomm_stream_destroy(stream));
   free(grad);
-  if (wrong != 0)
+  if (wrong != 0 || dp_wrong != 0)
     return 1;
 
   CHECK(symcomm_comm_destroy(dp));

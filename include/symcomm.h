@@ -402,7 +402,9 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
 
 /* ---------------------------------------------------------------- point-to-point */
 
-/* Stream-ordered send and receive between ranks of one host. A send matches
+/* Stream-ordered send and receive, within a host (through the windows) or
+ * between hosts (TCP: the device hands the op to the process's network
+ * thread, which stages GPU data through pinned host memory). A send matches
  * the receive that peer posts from this rank in the same position (the n-th
  * send to a peer meets its n-th receive from us), and both must have the same
  * count and type: a mismatch fails both streams, naming both sizes. Positions
@@ -410,7 +412,8 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
  * graph can replay it): on one stream that is posting order; sends to one
  * peer on several streams at once take positions in the order they start, so
  * order those streams (events) where it matters. Neither call waits for the
- * peer on the host, queries or synchronizes a stream. */
+ * peer on the host, queries or synchronizes a stream. Between hosts, a size
+ * mismatch or a network failure fails the communicator (on every rank). */
 SYMCOMM_API symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype,
                                           int peer, symcomm_comm_t comm, symcomm_stream_t stream);
 SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,
@@ -421,7 +424,9 @@ SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype
  * otherwise wait on each other (every rank sends right and receives left).
  * Groups nest; the outermost end queues the work. A group may span several
  * communicators, each on its own stream; two communicators on one stream are
- * refused (INVALID_USAGE, nothing queued). */
+ * refused (INVALID_USAGE, nothing queued). At most 128 sends and receives with
+ * other hosts per communicator and stream in one group (UNSUPPORTED beyond,
+ * nothing of that batch queued). */
 SYMCOMM_API symcomm_result_t symcomm_group_start(void);
 SYMCOMM_API symcomm_result_t symcomm_group_end(void);
 
@@ -445,7 +450,12 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * (no staging), which needs them at the same window offsets on every rank, or
  * windows on no rank; mixing is caught as a mismatch. SYMCOMM_ALGO,
  * SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_SCRATCH_BYTES and SYMCOMM_COLL_BLOCKS
- * must be the same on every rank. In this version all ranks must be on one host. */
+ * must be the same on every rank. Ranks on several hosts: every collective
+ * works, through sends and receives between hosts (docs/ARCHITECTURE.md,
+ * "Collectives across hosts"); there, ranks that call different collectives
+ * whose messages happen to have the same sizes are not told (SYMCOMM_CHECK=1
+ * catches it), and the order of the reduction is not rank order (every rank
+ * gets the same bits). */
 SYMCOMM_API symcomm_result_t symcomm_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                                symcomm_dtype_t dtype, symcomm_op_t op,
                                                symcomm_comm_t comm, symcomm_stream_t stream);

@@ -143,6 +143,15 @@ typedef struct sc_backend_ops {
    * arguments (kernel parameters: at most SC_LAUNCH_ARGS_MAX bytes). */
   sc_result_t (*launch)(sc_stream_t *stream, sc_program_t program, const void *args,
                         size_t args_bytes, const sc_launch_t *how);
+
+  /* ---- host threads that serve programs (the network's progress thread) */
+  /* Rings a bell after the host wrote what programs wait for: the simulated
+   * backend wakes its sleepers; on CUDA, whose kernels poll, nothing. */
+  void (*bell_ring)(sc_device_t *device, sc_doorbell_t *bell);
+  /* Whether the host can read and write this backend's buffers directly
+   * (the simulated backend's "device" memory is host memory): then the
+   * network sends from and receives into them without staging copies. */
+  bool (*host_reaches_buffers)(sc_device_t *device);
 } sc_backend_ops_t;
 
 /* CUDA's limit on kernel parameters without a newer driver's extension. */

@@ -108,11 +108,6 @@ static sc_result_t sc_coll_check(struct symcomm_comm *comm, symcomm_stream_t str
   if (needs_send && needs_recv && !in_place && sc_overlap(send, send_bytes, recv, recv_bytes))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "%s: sendbuf and recvbuf overlap without being in place", name);
-  if (comm->nhosts > 1)
-    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_COLL,
-                    "%s: the communicator spans %d hosts; collectives between hosts arrive with "
-                    "the TCP transport",
-                    name, comm->nhosts);
   uint64_t failed;
   if (comm->coll_broken || sc_coll_failed(comm->coll, &failed)) {
     comm->coll_broken = true;
@@ -143,10 +138,13 @@ static sc_result_t sc_coll_run(struct symcomm_comm *comm, symcomm_stream_t strea
    * than the last waits for that one (an event: legal while a stream is
    * captured, where a query or a synchronize is not). */
   sc_result_t res = SYMCOMM_OK;
+  sc_event_t *order = comm->coll_hosts != NULL ? sc_coll_hosts_order_event(comm->coll_hosts)
+                                               : sc_coll_order_event(comm->coll);
   if (comm->coll_last_stream != stream)
-    res = sc_stream_follow(comm->coll_last_stream, stream, sc_coll_order_event(comm->coll));
+    res = sc_stream_follow(comm->coll_last_stream, stream, order);
   if (res == SYMCOMM_OK)
-    res = sc_coll_enqueue(comm->coll, call, stream->stream);
+    res = comm->coll_hosts != NULL ? sc_coll_hosts_enqueue(comm->coll_hosts, call, stream->stream)
+                                   : sc_coll_enqueue(comm->coll, call, stream->stream);
   comm->coll_last_stream = stream;
   if (res != SYMCOMM_OK)
     comm->coll_broken = true;

@@ -1,8 +1,12 @@
-/* Public send/recv and groups. Ungrouped, each call is one launch of the P2P
- * program; in a group, calls are collected per thread and queued together at
+/* Public send/recv and groups. Ungrouped, each call is one launch: of the P2P
+ * program for a peer on this host, of the NET program for one on another
+ * host. In a group, calls are collected per thread and queued together at
  * the outermost end, one batch per (communicator, stream), so that all of a
  * group's sends and receives on a stream advance at once (a batch larger
- * than a launch goes in rounds, sc_p2p_launch_group). Two communicators'
+ * than a launch goes in rounds, sc_p2p_launch_group): the batch's exchanges
+ * on this host first, then those with other hosts in one NET launch. The
+ * first never wait for the second (a host's exchanges only wait for each
+ * other), so every rank reaches its NET launch. Two communicators'
  * batches on one stream would run one after the other and could wait on each
  * other forever, so a group refuses that.
  *
@@ -21,14 +25,18 @@
 typedef struct sc_group_entry {
   struct symcomm_comm *comm;
   struct symcomm_stream *stream;
-  sc_p2p_op_t op;
+  int kind; /* SC_P2P_SEND or SC_P2P_RECV */
+  int peer; /* rank in comm */
+  void *buf;
+  size_t bytes;
 } sc_group_entry_t;
 
 typedef struct sc_group {
   int depth;
   int count, cap;
   sc_group_entry_t *entries; /* [cap] */
-  sc_p2p_op_t *batch;        /* [cap]: one (communicator, stream)'s ops at end */
+  sc_p2p_op_t *batch;        /* [cap]: one (communicator, stream)'s ops on this host at end */
+  sc_net_op_t *net_batch;    /* [cap]: ... and with other hosts */
 } sc_group_t;
 
 static __thread sc_group_t sc_group;
@@ -40,8 +48,10 @@ static void sc_group_free(void *arg) {
   sc_group_t *g = arg;
   free(g->entries);
   free(g->batch);
+  free(g->net_batch);
   g->entries = NULL;
   g->batch = NULL;
+  g->net_batch = NULL;
   g->cap = 0;
 }
 
@@ -71,18 +81,13 @@ static sc_result_t sc_p2p_check(const void *buf, size_t count, symcomm_dtype_t d
                     peer);
   if (buf == NULL && count > 0)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "%s: buf is NULL", call);
-  if (comm->local_of[peer] < 0)
-    return SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_P2P,
-                    "%s: rank %d is on another host; send/recv between hosts arrives with the TCP "
-                    "transport",
-                    call, peer);
   SC_CHECK(sc_comm_check_buffers(comm, call, buf, count * size, "buf", NULL, 0, NULL));
   *bytes = count * size;
   return SYMCOMM_OK;
 }
 
 static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream *stream,
-                                const sc_p2p_op_t *op) {
+                                const sc_group_entry_t *entry) {
   sc_group_t *g = &sc_group;
   if (g->count == g->cap) {
     int cap = g->cap ? 2 * g->cap : 64;
@@ -90,26 +95,39 @@ static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream
     if (e != NULL)
       g->entries = e;
     sc_p2p_op_t *b = e != NULL ? realloc(g->batch, sizeof(*b) * (size_t)cap) : NULL;
-    if (b == NULL)
+    if (b != NULL)
+      g->batch = b;
+    sc_net_op_t *nb = b != NULL ? realloc(g->net_batch, sizeof(*nb) * (size_t)cap) : NULL;
+    if (nb == NULL)
       return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for a group of %d ops", cap);
-    g->batch = b;
+    g->net_batch = nb;
     g->cap = cap;
     pthread_once(&sc_group_once, sc_group_key_make);
     pthread_setspecific(sc_group_key, g);
   }
-  g->entries[g->count++] = (sc_group_entry_t){.comm = comm, .stream = stream, .op = *op};
+  g->entries[g->count] = *entry;
+  g->entries[g->count].comm = comm;
+  g->entries[g->count].stream = stream;
+  g->count++;
   return SYMCOMM_OK;
 }
+
+
 
 static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_t dtype, int peer,
                                struct symcomm_comm *comm, symcomm_stream_t stream) {
   const char *call = kind == SC_P2P_SEND ? "symcomm_send" : "symcomm_recv";
   size_t bytes = 0;
   SC_CHECK(sc_p2p_check(buf, count, dtype, peer, comm, stream, call, &bytes));
+  sc_group_entry_t entry = {.kind = kind, .peer = peer, .buf = buf, .bytes = bytes};
+  if (sc_group.depth > 0)
+    return sc_group_add(comm, stream, &entry);
+  if (comm->local_of[peer] < 0) {
+    sc_net_op_t op = sc_net_op_make(kind, peer, buf, bytes);
+    return sc_net_launch(comm->net, stream->stream, &op, 1, 0, 0);
+  }
   sc_p2p_op_t op;
   sc_p2p_op_make(comm->p2p, kind, peer, buf, bytes, &op);
-  if (sc_group.depth > 0)
-    return sc_group_add(comm, stream, &op);
   sc_p2p_args_t args;
   size_t args_bytes = 0;
   uint32_t blocks = 0;
@@ -166,14 +184,28 @@ symcomm_result_t symcomm_group_end(void) {
       continue; /* already launched with an earlier entry */
     struct symcomm_comm *comm = first->comm;
     struct symcomm_stream *stream = first->stream;
-    int n = 0;
+    int n = 0, nnet = 0;
     for (int j = i; j < g->count; j++) {
-      if (g->entries[j].comm == comm && g->entries[j].stream == stream) {
-        g->batch[n++] = g->entries[j].op;
-        g->entries[j].comm = NULL;
-      }
+      sc_group_entry_t *e = &g->entries[j];
+      if (e->comm != comm || e->stream != stream)
+        continue;
+      if (comm->local_of[e->peer] < 0)
+        g->net_batch[nnet++] = sc_net_op_make(e->kind, e->peer, e->buf, e->bytes);
+      else
+        sc_p2p_op_make(comm->p2p, e->kind, e->peer, e->buf, e->bytes, &g->batch[n++]);
+      e->comm = NULL;
     }
-    sc_result_t r = sc_comm_finish(comm, sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n));
+    sc_result_t r = SYMCOMM_OK;
+    if (nnet > SC_NET_MAX_OPS) /* refused before anything of the batch is queued */
+      r = SC_RAISE(SYMCOMM_ERR_UNSUPPORTED, SC_P2P,
+                   "symcomm_group_end: %d sends and receives with other hosts on one stream; at "
+                   "most %d per group and stream (nothing of this batch was queued)",
+                   nnet, SC_NET_MAX_OPS);
+    if (r == SYMCOMM_OK && n > 0)
+      r = sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n, 0, 0);
+    if (r == SYMCOMM_OK && nnet > 0)
+      r = sc_net_launch(comm->net, stream->stream, g->net_batch, nnet, 0, 0);
+    r = sc_comm_finish(comm, r);
     if (res == SYMCOMM_OK)
       res = r;
   }

@@ -19,8 +19,10 @@
 #include "backend/backend.h"
 #include "bootstrap/bootstrap.h"
 #include "coll/coll.h"
+#include "coll/coll_hosts.h"
 #include "core/comm_watch.h"
 #include "topo/topo.h"
+#include "transport/net/net_bridge.h"
 #include "transport/p2p.h"
 #include "window/comm_view.h"
 #include "window/window.h"
@@ -88,7 +90,9 @@ struct symcomm_comm {
   sc_comm_view_t view;           /* what windows and transports see of this comm */
   int *local_of, *local_rank_to_rank, *pids;
   sc_p2p_t *p2p;                 /* NULL when alone on the host */
+  sc_net_t *net;                 /* send/recv with other hosts; NULL on one host */
   sc_coll_t *coll;               /* NULL for one rank, or ranks on several hosts */
+  sc_coll_hosts_t *coll_hosts;   /* collectives of ranks on several hosts; NULL on one */
   bool coll_broken;              /* a collective was half queued: the ranks are out of step */
   struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
   pthread_mutex_t lock;          /* the lists below */
@@ -135,6 +139,9 @@ sc_result_t sc_comm_finish_during(struct symcomm_comm *comm, sc_result_t res, co
  * what the call reports, "during <during>" when given. Gives the monitor a
  * moment to bring that news; a REMOTE result it does not confirm becomes
  * comm's failure. */
+/* Waits up to ms for comm to fail or be aborted (the monitor's news of a
+ * failure elsewhere); returns at once if it has. */
+void sc_comm_await_news(struct symcomm_comm *comm, int64_t ms);
 sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during);
 /* Copies this thread's error sentence to the communicator. */
 void sc_comm_note_error(struct symcomm_comm *comm);
@@ -182,11 +189,13 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
                                  struct symcomm_comm **comm);
 
 /* The device index this rank uses among those its process sees:
- * SYMCOMM_DEVICE / config.device, else its local rank. */
+ * SYMCOMM_DEVICE / config.device, else its local rank; on real GPUs shared
+ * by simulated hosts (SYMCOMM_HOSTID), its place among this machine's ranks. */
 int sc_comm_device_index(const struct symcomm_comm *comm);
 
-/* Chooses the backend (SYMCOMM_BACKEND) and opens device `index` (once):
- * init does it before its exchange, which reports the device's bus id. */
+/* Chooses the backend (SYMCOMM_BACKEND) and opens device `index` (once; -1:
+ * sc_comm_device_index once the backend is known): init does it before its
+ * exchange, which reports the device's bus id. */
 sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index);
 
 /* Checks the buffers a data call got (bytes 0: not used) with the backend

@@ -38,16 +38,8 @@ void sc_comm_note_error(struct symcomm_comm *comm) {
  * root that died closes the watches with the requests' connections. */
 #define SC_COMM_NEWS_MS 100
 
-sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during) {
-  /* Only the owner's thread lists and unlists comm: this read is its own. */
-  if (!comm->watch.listed || atomic_load(&comm->aborted))
-    return res;
-  /* What the root said or did: its connection lost, or the session failed. */
-  bool from_root = comm->boot.client.broken || comm->boot.client.session_failed;
-  if (res != SYMCOMM_ERR_REMOTE && res != SYMCOMM_ERR_TIMEOUT && res != SYMCOMM_ERR_ABORTED &&
-      res != SYMCOMM_ERR_SYSTEM && !(res == SYMCOMM_ERR_INVALID_USAGE && from_root))
-    return res; /* not a wait that a failure elsewhere ends */
-  int64_t until = sc_now_ms() + SC_COMM_NEWS_MS;
+void sc_comm_await_news(struct symcomm_comm *comm, int64_t ms) {
+  int64_t until = sc_now_ms() + ms;
   while (atomic_load(&comm->failed) == SYMCOMM_OK && !atomic_load(&comm->aborted)) {
     int64_t left = until - sc_now_ms();
     if (left <= 0)
@@ -57,6 +49,18 @@ sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const ch
     if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
       break;
   }
+}
+
+sc_result_t sc_comm_explain(struct symcomm_comm *comm, sc_result_t res, const char *during) {
+  /* Only the owner's thread lists and unlists comm: this read is its own. */
+  if (!comm->watch.listed || atomic_load(&comm->aborted))
+    return res;
+  /* What the root said or did: its connection lost, or the session failed. */
+  bool from_root = comm->boot.client.broken || comm->boot.client.session_failed;
+  if (res != SYMCOMM_ERR_REMOTE && res != SYMCOMM_ERR_TIMEOUT && res != SYMCOMM_ERR_ABORTED &&
+      res != SYMCOMM_ERR_SYSTEM && !(res == SYMCOMM_ERR_INVALID_USAGE && from_root))
+    return res; /* not a wait that a failure elsewhere ends */
+  sc_comm_await_news(comm, SC_COMM_NEWS_MS);
   if (atomic_load(&comm->aborted))
     return res;
   sc_result_t failed = atomic_load(&comm->failed);
@@ -202,6 +206,8 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
 /* What the device holds for the communicator, in reverse order of creation. */
 static void sc_comm_detach_device(struct symcomm_comm *comm) {
   sc_coll_destroy(comm->coll);
+  sc_coll_hosts_destroy(comm->coll_hosts);
+  sc_net_destroy(comm->net);
   sc_p2p_destroy(comm->p2p);
   for (sc_window_t *w = comm->windows, *next; w != NULL; w = next) {
     next = w->next;

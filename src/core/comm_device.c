@@ -77,7 +77,20 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
 }
 
 int sc_comm_device_index(const struct symcomm_comm *comm) {
-  return comm->options.device >= 0 ? comm->options.device : comm->local_rank;
+  if (comm->options.device >= 0)
+    return comm->options.device;
+  /* Simulated hosts on a machine with real GPUs (SYMCOMM_HOSTID on a GPU
+   * host): ranks of different simulated hosts must not share a GPU, so a rank
+   * takes its place among the ranks of this machine (its hostname), not of
+   * its simulated host. */
+  const sc_peer_t *me = &comm->peers[comm->rank];
+  if (comm->ops != NULL && comm->ops != &sc_backend_host && me->sim_host >= 0) {
+    int index = 0;
+    for (int r = 0; r < comm->rank; r++)
+      index += strcmp(comm->peers[r].hostname, me->hostname) == 0;
+    return index;
+  }
+  return comm->local_rank;
 }
 
 sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
@@ -88,6 +101,8 @@ sc_result_t sc_comm_open_device(struct symcomm_comm *comm, int index) {
     SC_CHECK(sc_backend_select(comm->options.backend[0] != '\0' ? comm->options.backend : NULL,
                                &comm->ops));
   }
+  if (index < 0) /* the default, which depends on the backend */
+    index = sc_comm_device_index(comm);
   return comm->ops->device_open(index, &comm->device);
 }
 
@@ -106,6 +121,12 @@ sc_result_t sc_comm_check_buffers(struct symcomm_comm *comm, const char *call, c
   return SYMCOMM_OK;
 }
 
+/* The network's first failure (its progress thread): the communicator fails
+ * here, and the root tells the other ranks. */
+static void sc_comm_net_failed(void *ctx, sc_result_t res, const char *sentence) {
+  sc_comm_watch_fail_here(ctx, res, sentence);
+}
+
 sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   SC_CHECK(sc_comm_open_device(comm, comm->peers[comm->rank].dev));
   void *word = NULL;
@@ -122,6 +143,18 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
    * takes part when other hosts have several ranks. */
   if (comm->view.max_local_size > 1)
     SC_CHECK(sc_p2p_create(&comm->view, &comm->p2p));
+  if (comm->nhosts > 1) {
+    SC_CHECK(sc_net_create(&comm->view, sc_comm_net_failed, comm, &comm->net));
+    int *host_of = malloc(sizeof(int) * (size_t)comm->nranks);
+    if (host_of == NULL)
+      return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for %d ranks", comm->nranks);
+    for (int r = 0; r < comm->nranks; r++)
+      host_of[r] = comm->peers[r].host;
+    sc_result_t res = sc_coll_hosts_create(&comm->view, host_of, comm->nhosts, sc_comm_net_failed,
+                                           comm, &comm->coll_hosts);
+    free(host_of);
+    SC_CHECK(res);
+  }
   if (comm->nranks > 1 && comm->nhosts == 1)
     SC_CHECK(sc_coll_create(&comm->view, &comm->coll));
   return SYMCOMM_OK;

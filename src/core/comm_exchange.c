@@ -188,7 +188,7 @@ done:
 
 sc_result_t sc_comm_exchange_identity(struct symcomm_comm *comm) {
   SC_CHECK(sc_exchange_hosts(comm));
-  SC_CHECK(sc_comm_open_device(comm, sc_comm_device_index(comm)));
+  SC_CHECK(sc_comm_open_device(comm, -1));
   sc_topo_t *topo = NULL;
   int me = -1;
   int64_t busid = -1;

@@ -55,9 +55,11 @@ symcomm_result_t symcomm_get_unique_id(symcomm_unique_id_t *id) {
   if (fixed)
     SC_CHECK(sc_sockaddr_parse(sc_param_string(SC_PARAM_ADDR), -1, &where));
   /* A second communicator of a launched job (say, on another backend): its
-   * own root, on the job's address but another port. */
+   * own root, on an address of this process's (SYMCOMM_SOCKET_IFNAME), as a
+   * job without SYMCOMM_ADDR would: the job's address may be another
+   * machine's, or the launcher's network namespace (symcomm-run --netns). */
   if (fixed && __atomic_load_n(&sc_env_root_taken, __ATOMIC_ACQUIRE))
-    sc_sockaddr_set_port(&where, 0);
+    fixed = false;
   sc_secret_t secret;
   SC_CHECK(sc_secret_random(&secret));
   sc_root_addr_t root;

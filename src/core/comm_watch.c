@@ -18,6 +18,9 @@
  * reaches the root within this. The watches wake it at once. */
 #define SC_WATCH_POLL_MS 200
 
+/* How long a failure found here waits for the root's news of the same event. */
+#define SC_WATCH_NEWS_MS 300
+
 static pthread_mutex_t sc_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct symcomm_comm *sc_watch_list;
 static sc_wakeup_t sc_watch_wake = {.fd = -1}; /* a new watch to poll */
@@ -37,6 +40,7 @@ static void sc_comm_stop_programs_locked(struct symcomm_comm *comm) {
     return;
   snprintf(st->why, sizeof(st->why), "%s", comm->watch.stop_why);
   st->rank = comm->watch.stop_rank;
+  st->result = comm->watch.stop_result;
   __atomic_store_n(&st->stop, (uint32_t)comm->watch.stop, __ATOMIC_RELEASE);
 }
 
@@ -50,6 +54,7 @@ static void sc_comm_fail_locked(struct symcomm_comm *comm, sc_result_t result, s
   snprintf(comm->fail_text, sizeof(comm->fail_text), "%s", text);
   comm->watch.stop = (int)stop;
   comm->watch.stop_rank = rank;
+  comm->watch.stop_result = (int)result;
   snprintf(comm->watch.stop_why, sizeof(comm->watch.stop_why), "%s", why);
   if (comm->watch.attached)
     sc_comm_stop_programs_locked(comm);
@@ -361,6 +366,23 @@ void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const cha
   if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
     sc_comm_fail_locked(comm, result, SC_STOP_SESSION_FAILED, -1, text, text);
     SC_INFO(SC_INIT, "comm %p rank %d: %s; its work stops", (void *)comm, comm->rank, text);
+  }
+  pthread_mutex_unlock(&sc_watch_lock);
+}
+
+void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text) {
+  /* A rank that dies closes its connections to its peers as its connection
+   * to the root drops: the root's news ("rank 5 exited during ...") says
+   * more than a closed connection (REMOTE), and is the same on every rank.
+   * What both sides see alike (a size mismatch) needs no news. */
+  if (result == SYMCOMM_ERR_REMOTE)
+    sc_comm_await_news(comm, SC_WATCH_NEWS_MS);
+  pthread_mutex_lock(&sc_watch_lock);
+  if (comm->watch.listed && atomic_load(&comm->failed) == SYMCOMM_OK) {
+    SC_INFO(SC_INIT, "comm %p rank %d failed here (%s); telling the other ranks", (void *)comm,
+            comm->rank, text);
+    sc_comm_fail_locked(comm, result, SC_STOP_FAILED_HERE, comm->rank, text, text);
+    sc_comm_tell_root_locked(comm, SC_STORE_CAUSE_FAILED, text);
   }
   pthread_mutex_unlock(&sc_watch_lock);
 }

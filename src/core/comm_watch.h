@@ -50,6 +50,7 @@ typedef struct sc_comm_watch {
   bool root_gone;           /* the root ended without failing: the monitor looks for
                                ended processes of this host's ranks itself */
   int stop, stop_rank;      /* the recorded failure as its programs see it (sc_stop_t) */
+  int stop_result;          /* ... and its result */
   char stop_why[768];       /* SC_STATUS_WHY_BYTES */
   struct symcomm_comm *next;
 } sc_comm_watch_t;
@@ -74,6 +75,13 @@ void sc_comm_watch_attach(struct symcomm_comm *comm);
  * monitor has not recorded yet): it becomes comm's failure now, so that later
  * calls are refused with this sentence. */
 void sc_comm_watch_fail(struct symcomm_comm *comm, sc_result_t result, const char *text);
+/* Something of this rank that works in the background (the network's progress
+ * thread) failed on its own: unless, for a REMOTE result (a closed
+ * connection: a peer that died?), the root's news of a failure comes within
+ * a moment,
+ * comm fails here with `text`, its programs stop, and the root tells the
+ * other ranks. Ignored once comm failed or is off the list. */
+void sc_comm_watch_fail_here(struct symcomm_comm *comm, sc_result_t result, const char *text);
 /* Takes comm off the list, so that neither abort nor the monitor touches it
  * again, and closes its watch. Safe on a communicator never listed. */
 void sc_comm_watch_stop(struct symcomm_comm *comm);

@@ -18,6 +18,9 @@ static void sc_call_describe(const sc_dev_error_t *err, char *buf, size_t len) {
   else if (err->call == SC_CALL_P2P)
     snprintf(buf, len, "%s #%lld %s rank %lld", err->d == 0 ? "send" : "receive", (long long)err->b,
              err->d == 0 ? "to" : "from", (long long)err->a);
+  else if (err->call == SC_CALL_NET)
+    snprintf(buf, len, "%s of %lld bytes %s rank %lld (another host)", err->d == 0 ? "send" : "receive",
+             (long long)err->c, err->d == 0 ? "to" : "from", (long long)err->a);
   else if (err->call == SC_CALL_WAIT_SIGNAL)
     snprintf(buf, len, "a wait for a window's signal");
   else
@@ -106,6 +109,18 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
       snprintf(buf, len, "%s failed: another rank gave up on the collectives of this communicator",
                call);
     return;
+  case SC_DEV_NET_TIMEOUT: {
+    char op[128];
+    snprintf(op, sizeof(op), "a %s of %lld bytes %s rank %lld (another host)",
+             err->d == 0 ? "send" : "receive", (long long)err->c, err->d == 0 ? "to" : "from",
+             (long long)err->a);
+    snprintf(buf, len,
+             "%s%swaited %.1f s without progress in %s: is that rank alive and its network up, "
+             "and has it posted the matching %s?",
+             err->call == SC_CALL_NET ? "" : call, err->call == SC_CALL_NET ? "" : ": ",
+             (double)err->e / 1000.0, op, err->d == 0 ? "receive" : "send");
+    return;
+  }
   case SC_DEV_P2P_TIMEOUT:
     if (err->d == 0)
       snprintf(buf, len,

@@ -356,7 +356,12 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   sc_p2p_desc_t *d = a->desc;
   uint32_t block = sc_dev_block(ctx);
   int leader = sc_dev_leader(ctx);
-  int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &d->guard));
+  sc_guard_t guard = d->guard;
+  if (a->call != 0) { /* a step of a collective: its failure names the collective */
+    guard.call = a->call;
+    guard.seq = a->seq;
+  }
+  int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
   sc_p2p_cursor_t c[2];
   int peer = -1, bad = d->chunk_bytes == 0 || d->slots == 0 || a->nops > SC_P2P_MAX_OPS;
   for (uint32_t i = 0; i < a->nops && !bad; i++) {

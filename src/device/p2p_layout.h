@@ -84,7 +84,8 @@ typedef struct sc_p2p_op {
 typedef struct sc_p2p_args {
   sc_p2p_desc_t *desc;
   uint32_t nops;
-  uint32_t reserved;
+  int32_t call; /* the collective (sc_call_t) the launch is a step of, for sentences; 0: none */
+  uint64_t seq; /* ... and its number */
   sc_p2p_op_t ops[SC_P2P_MAX_OPS];
 } sc_p2p_args_t;
 

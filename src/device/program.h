@@ -19,6 +19,8 @@ typedef enum sc_program {
   SC_PROGRAM_WAIT = 1,   /* sc_wait_args_t */
   SC_PROGRAM_P2P = 3,    /* sc_p2p_args_t: a batch of sends and receives (device/p2p.h) */
   SC_PROGRAM_COLL = 6,   /* sc_coll_args_t: a whole collective (device/coll.h) */
+  SC_PROGRAM_NET = 7,    /* sc_net_args_t: sends and receives with other hosts (device/net.h) */
+  SC_PROGRAM_REDUCE = 8, /* sc_reduce_args_t: dst = sources combined (device/reduce_program.h) */
   SC_PROGRAM_COUNT
 } sc_program_t;
 
@@ -28,7 +30,9 @@ typedef enum sc_program {
 typedef struct sc_doorbell {
   uint32_t rings;
   uint32_t sleepers;     /* simulated backend: waiters in the futex, so rings can skip the wake */
-  uint32_t reserved[14]; /* a cache line of its own */
+  int32_t notify_fd;     /* simulated backend: an eventfd a ring also writes (a host thread that
+                            waits in poll() for it); 0: none */
+  uint32_t reserved[13]; /* a cache line of its own */
 } sc_doorbell_t;
 
 /* Why a communicator stopped: the value of its status block's stop word. */
@@ -48,7 +52,8 @@ typedef enum sc_call {
   SC_CALL_NONE = 0,
   SC_CALL_COLL = 1,        /* a collective: SC_CALL_COLL + its kind (sc_coll_kind_t), 6 of them */
   SC_CALL_P2P = 8,         /* sends and receives: the op that failed says which */
-  SC_CALL_WAIT_SIGNAL = 9  /* symcomm_wait_signal */
+  SC_CALL_WAIT_SIGNAL = 9, /* symcomm_wait_signal */
+  SC_CALL_NET = 10         /* sends and receives with other hosts: the op that failed says which */
 } sc_call_t;
 
 /* What bounds a program's waits: its communicator's status block (stop =
@@ -204,6 +209,24 @@ typedef struct sc_coll_args {
   void *peer_out[SC_MAX_LOCAL_RANKS];
 } sc_coll_args_t;
 
+/* ---- the REDUCE program: a step of the collectives between hosts
+ * (src/coll/coll_hosts.c), which combine what send/recv brought in. */
+
+#define SC_REDUCE_MAX_SRCS 16
+
+typedef struct sc_reduce_args {
+  void *dst;
+  const void *srcs[SC_REDUCE_MAX_SRCS]; /* combined in this order; dst may be srcs[0] */
+  uint64_t count;   /* elements */
+  int32_t nsrcs;    /* 1..SC_REDUCE_MAX_SRCS */
+  int32_t dtype;    /* symcomm_dtype_t */
+  int32_t op;       /* symcomm_op_t */
+  int32_t divisor;  /* AVG divides by it */
+  uint32_t elem;    /* bytes per element */
+  uint32_t reserved;
+  sc_guard_t guard; /* nothing is waited for: whether the communicator stopped */
+} sc_reduce_args_t;
+
 /* ---- errors */
 
 typedef enum sc_dev_error_kind {
@@ -221,7 +244,9 @@ typedef enum sc_dev_error_kind {
   SC_DEV_PEER_LEFT,     /* e = a rank that destroyed its communicator without taking part;
                            a send or receive: a..d as for SC_DEV_P2P_TIMEOUT (a = e, or a
                            peer that gave up waiting for e and relayed it) */
-  SC_DEV_OUT_OF_STEP    /* a = the number of an earlier collective that failed on this rank */
+  SC_DEV_OUT_OF_STEP,   /* a = the number of an earlier collective that failed on this rank */
+  SC_DEV_NET_TIMEOUT    /* a send or receive with another host made no progress: a = peer,
+                           c = bytes, d = 0 send / 1 recv, e = timeout ms */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {
@@ -232,6 +257,8 @@ typedef struct sc_dev_error {
   /* SC_DEV_ABORTED: the communicator's stop, copied from its status block */
   int32_t stop; /* sc_stop_t */
   int32_t stop_rank;
+  int32_t stop_result; /* the status block's result (symcomm_result_t; 0: none said) */
+  int32_t reserved;
   const char *why; /* the status block's sentence (host memory) */
 } sc_dev_error_t;
 
@@ -267,6 +294,8 @@ typedef struct sc_dev_status {
   uint32_t failed; /* device-written: 0, 1 (being filled), 2 (error is complete) or 3 (complete,
                       and a peer's mark told it: the host records it, tells nobody) */
   uint32_t first_failed; /* device-written: 0, 1 (being filled) or 2 (`first` is complete) */
+  int32_t result;  /* host-written with `rank` and `why`: the failure's symcomm_result_t */
+  uint32_t reserved;
   uint64_t departed; /* host-written: local ranks that left (bit = local rank) */
   sc_dev_error_t error;            /* device-written: the program's own failure */
   sc_dev_error_t first;            /* device-written: the first failure of any program */

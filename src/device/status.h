@@ -9,7 +9,8 @@
  * out of time. The others (a stop, a peer's mark, a disagreement or a size
  * mismatch that both sides see) need nobody told. */
 SC_DEV_FN int sc_dev_error_fails_comm(int kind) {
-  return kind == SC_DEV_TIMEOUT || kind == SC_DEV_P2P_TIMEOUT || kind == SC_DEV_BARRIER_TIMEOUT;
+  return kind == SC_DEV_TIMEOUT || kind == SC_DEV_P2P_TIMEOUT || kind == SC_DEV_BARRIER_TIMEOUT ||
+         kind == SC_DEV_NET_TIMEOUT;
 }
 
 /* Failures this program heard of from a peer's mark (a barrier's, or a stop
@@ -95,6 +96,7 @@ SC_DEV_FN int sc_dev_relay_read(uint64_t mark, sc_dev_error_t *err, int *timed_o
     err->kind = SC_DEV_ABORTED;
     err->stop = (int32_t)(why & ~SC_RELAY_STOPPED);
     err->stop_rank = named;
+    err->stop_result = 0;
     err->why = 0;
     return 1;
   }

@@ -133,7 +133,8 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
     present |= 1ull << ((uint32_t)(view->local_rank + ops[i].peer) % keys);
   args->desc = p->desc;
   args->nops = (uint32_t)n;
-  args->reserved = 0;
+  args->call = 0;
+  args->seq = 0;
   for (int i = 0; i < n; i++) {
     uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
     args->ops[i] = ops[i];
@@ -156,7 +157,7 @@ sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_a
  * counterpart in the round of the same number: round k on every rank needs
  * nothing from rounds after k anywhere, whatever the directions mix. */
 sc_result_t sc_p2p_launch_group(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_op_t *ops,
-                                int n) {
+                                int n, int call, uint64_t seq) {
   int queues = 2 * (p->view->max_local_size - 1);
   uint32_t q = queues > 0 && SC_P2P_MAX_OPS / queues > 0 ? (uint32_t)(SC_P2P_MAX_OPS / queues) : 1;
   sc_p2p_args_t args;
@@ -175,6 +176,8 @@ sc_result_t sc_p2p_launch_group(const sc_p2p_t *p, sc_stream_t *stream, const sc
       size_t bytes = 0;
       uint32_t blocks = 0;
       sc_p2p_build(p, batch, m, &args, &bytes, &blocks);
+      args.call = call;
+      args.seq = seq;
       SC_CHECK(sc_p2p_launch(p, stream, &args, bytes, blocks));
     }
     if (!later)

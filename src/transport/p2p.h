@@ -38,9 +38,10 @@ sc_result_t sc_p2p_launch(const sc_p2p_t *p2p, sc_stream_t *stream, const sc_p2p
                           size_t args_bytes, uint32_t blocks);
 
 /* Queues a group's ops[0..n) on stream (any n), in launches of at most
- * SC_P2P_MAX_OPS ops that a matching group on every peer splits alike. On
+ * SC_P2P_MAX_OPS ops that a matching group on every peer splits alike; as a
+ * step of collective `call` (sc_call_t) number `seq`, or of none (0). On
  * failure, the launches before the one refused stay queued. */
 sc_result_t sc_p2p_launch_group(const sc_p2p_t *p2p, sc_stream_t *stream, const sc_p2p_op_t *ops,
-                                int n);
+                                int n, int call, uint64_t seq);
 
 #endif

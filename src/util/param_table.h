@@ -29,7 +29,7 @@ SC_PARAM(JOB_KEY, "SYMCOMM_JOB_KEY", STRING, NULL,
 SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
          "simulated host number (0..255): ranks with different values are on different hosts")
 SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
-         "device index on this host; -1 = the local rank")
+         "device index on this host; -1 = the local rank (on real GPUs shared by simulated hosts: the rank's place among the machine's ranks)")
 SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
          "simulated backend: microseconds (0..1000000) a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,
@@ -43,6 +43,21 @@ SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",
          "send/recv moves messages in chunks of this many bytes through a staging ring per pair")
 SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
          "chunks a staging ring holds: how far a sender may run ahead of its receiver")
+
+/* between hosts: the stream-ordered side (src/transport/net/net_bridge.c) */
+SC_PARAM(NET_STAGING, "SYMCOMM_NET_STAGING", INT, "0",
+         "1: send/recv between hosts stage data through pinned host chunks even where the host "
+         "reaches the buffers directly (the simulated backend), as GPU data always is")
+
+/* network between hosts (src/transport/net/) */
+SC_PARAM(NET_SOCKETS, "SYMCOMM_NET_SOCKETS", INT, "4",
+         "data connections per directed pair of ranks on different hosts (1 to 64); each chunk goes on the least loaded")
+SC_PARAM(NET_CHUNK_BYTES, "SYMCOMM_NET_CHUNK_BYTES", INT, "524288",
+         "messages between hosts move in chunks of this many bytes (4096 to 1 GiB); the same on every rank")
+SC_PARAM(NET_WINDOW, "SYMCOMM_NET_WINDOW", INT, "16",
+         "chunks in flight per directed pair of ranks on different hosts (1 to 1024)")
+SC_PARAM(NET_FAULT, "SYMCOMM_NET_FAULT", STRING, NULL,
+         "testing only: seq = the third chunk this process sends between hosts carries the next message's number (its receiver must fail, writing nothing)")
 
 /* collectives */
 SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, "16777216",

@@ -61,6 +61,12 @@ void test_set_rank_env(int rank, int nranks, int port) {
   setenv("SYMCOMM_WORLD_SIZE", buf, 1);
   snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
   setenv("SYMCOMM_ADDR", buf, 1);
+  /* TEST_HOSTS=H: the ranks on H simulated hosts, contiguous, as symcomm-run --hosts puts them. */
+  const char *hosts = getenv("TEST_HOSTS");
+  if (hosts != NULL && atoi(hosts) > 1) {
+    snprintf(buf, sizeof(buf), "%d", rank * atoi(hosts) / nranks);
+    setenv("SYMCOMM_HOSTID", buf, 1);
+  }
 }
 
 void test_reap_ranks(const int *pids, int n, int killed) {

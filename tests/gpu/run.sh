@@ -180,6 +180,23 @@ gpus fault_kill9_window_wait 4 && step fault_kill9_window_wait 90 bash tests/gpu
 # waits in a kernel (rank 3 stays away): ABORTED at once; the others name rank 0.
 gpus fault_abort_thread 4 && step fault_abort_thread 90 bash tests/gpu/faults.sh "$B" abort_thread
 gpus fault_peer_abort 4 && step fault_peer_abort 90 bash tests/gpu/faults.sh "$B" abort
+# Between simulated hosts on the GPUs (issue 10): the NET program posts to the
+# host, the progress thread stages GPU data through pinned memory; collectives
+# across hosts combine with the REDUCE program. Ranks of different simulated
+# hosts may share a GPU (each host's local rank picks the device).
+hjob() { # NAME TIMEOUT N HOSTS PROGRAM ARGS...
+  local name=$1 limit=$2 n=$3 hosts=$4
+  shift 4
+  gpus "$name" 2 || return 0
+  step "$name" "$limit" env SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT="${JOB_WAIT_S:-60}" \
+    "$B/bin/symcomm-run" -n "$n" --hosts "$hosts" --timeout $((limit - 10)) -- "$@"
+}
+hjob net_p2p_sizes_2h 150 2 2 "$mp/test_p2p" sizes
+hjob net_p2p_sizes_4x2h 180 4 2 "$mp/test_p2p" sizes
+hjob net_p2p_ring_4h 120 4 4 "$mp/test_p2p" ring
+hjob net_coll_matrix_2x2 300 4 2 "$mp/test_coll" matrix
+hjob net_coll_large_2x2 240 4 2 "$mp/test_coll" large
+
 # Every collective, a ring and put/signal under compute-sanitizer memcheck.
 step memcheck_2 300 bash tests/gpu/memcheck.sh "$B"
 

@@ -12,6 +12,8 @@
  *                         of the one-shot limit (run with SYMCOMM_ALGO forced by
  *                         tests/scripts/test_coll_forced.sh, which checks the
  *                         log for the algorithm that ran)
+ *   test_coll each        every collective once in and once out of place, small
+ *                         (70 ranks on 70 hosts: steps of more than 128 ops)
  *   test_coll many        1,000 small collectives of every kind queued back to
  *                         back, each with its own inputs and output, all checked
  *   test_coll order       inputs that are not exact in float: every rank gets
@@ -310,6 +312,15 @@ static void test_algos(void) {
       for (size_t o = 0; o < NOPS; o++)
         for (int inplace = 0; inplace <= 1; inplace++)
           run_case(K_ALLREDUCE, all_dtypes[d], all_ops[o], counts[c], 0, inplace);
+}
+
+/* Every kind once out of place and once in place, small (many ranks: one
+ * per host beyond a NET launch's 128 ops per step). */
+static void test_each(void) {
+  for (int k = 0; k < K_COUNT; k++)
+    for (int inplace = 0; inplace <= 1; inplace++)
+      run_case((kind_t)k, inplace ? SYMCOMM_FLOAT32 : SYMCOMM_INT32,
+               inplace ? SYMCOMM_AVG : SYMCOMM_SUM, 5, inplace ? 0 : nranks - 1, inplace);
 }
 
 /* 1,000 small collectives of every kind, type and op, queued without a
@@ -837,6 +848,8 @@ int main(int argc, char **argv) {
     test_blocks();
   else if (strcmp(what, "huge") == 0)
     test_huge();
+  else if (strcmp(what, "each") == 0)
+    test_each();
   else if (strcmp(what, "many") == 0)
     test_many();
   else if (strcmp(what, "concurrent") == 0)

@@ -86,11 +86,14 @@ fi
 exec sleep 30
 EOF
 cat >"$work/fail_one.sh" <<'EOF'
-# Rank $FAIL_RANK waits until every other rank recorded its pid, then fails with
-# $FAIL_HOW ("exit N" or a signal name to kill itself with); the others sleep.
+# Rank $FAIL_RANK waits until every other rank recorded its pid (and rank 1, when it
+# sleeps, its grandchild's), then fails with $FAIL_HOW ("exit N" or a signal name to
+# kill itself with); the others sleep.
 if [ "$SYMCOMM_RANK" != "$FAIL_RANK" ]; then exec sh "$SLEEPER"; fi
+want=$((SYMCOMM_WORLD_SIZE - 1))
+[ "$FAIL_RANK" != 1 ] && want=$((want + 1))
 i=0
-while [ "$(ls "$D" | grep -c '^pid\.[0-9]')" -lt $((SYMCOMM_WORLD_SIZE - 1)) ] && [ $i -lt 200 ]; do
+while [ "$(ls "$D" | grep -c '^pid\.')" -lt $want ] && [ $i -lt 200 ]; do
   sleep 0.05; i=$((i + 1))
 done
 case "$FAIL_HOW" in

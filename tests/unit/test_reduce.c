@@ -30,7 +30,7 @@ typedef struct {
   int dtype;
   int op;
   int avg_divisor;
-} sc_reduce_args_t;
+} test_reduce_case_t;
 
 static uint32_t threads = 1; /* of the block that runs the reductions */
 
@@ -158,7 +158,7 @@ static uint64_t reference(int dtype, int op, int nsrcs, int divisor, const doubl
   return float_bits64(f);
 }
 
-static void run_ok(sc_reduce_args_t *a) {
+static void run_ok(test_reduce_case_t *a) {
   TEST_ASSERT(sc_dev_reduce_ok(a->nsrcs, a->dtype, a->op, a->avg_divisor), "%s %s nsrcs %d refused",
               dtype_names[a->dtype], op_names[a->op], a->nsrcs);
   sc_dev_ctx_t ctx = {0, threads};
@@ -177,7 +177,7 @@ static void check_case(int dtype, int op, int nsrcs, size_t count, int divisor, 
   void *dst = inplace >= 0 ? bufs[inplace] : bufs[SC_MAX_LOCAL_RANKS];
   if (inplace < 0)
     memset(dst, 0xee, MAX_COUNT * 8 + 8);
-  sc_reduce_args_t a;
+  test_reduce_case_t a;
   memset(&a, 0, sizeof a);
   a.dst = dst;
   for (int k = 0; k < nsrcs; k++)
@@ -240,7 +240,7 @@ static uint64_t reduce3(int dtype, int op, int nsrcs, int divisor, uint64_t x0, 
   put_bits(dtype, &s[0], 0, x0);
   put_bits(dtype, &s[1], 0, x1);
   put_bits(dtype, &s[2], 0, x2);
-  sc_reduce_args_t a;
+  test_reduce_case_t a;
   memset(&a, 0, sizeof a);
   a.dst = &d;
   for (int k = 0; k < 3; k++)
@@ -601,7 +601,7 @@ static void test_bad_args(void) {
   /* fine: the divisor matters only to AVG, pointers only when count > 0,
    * sources past nsrcs are ignored */
   int32_t s0[4] = {1, 2, 3, 4}, s1[4] = {5, 6, 7, 8}, d[4] = {9, 9, 9, 9};
-  sc_reduce_args_t good, a;
+  test_reduce_case_t good, a;
   memset(&good, 0, sizeof good);
   good.dst = d;
   good.srcs[0] = s0;

@@ -7,6 +7,10 @@
  *   spawn.c       starting one rank: process group, parent-death signal, environment, exec
  *   supervise.c   the event loop: reaping, failures, timeout, forwarding, stopping
  *   tag_output.c  --tag-output: reassembling ranks' lines and prefixing them
+ *   netns.c       --netns: a network namespace per simulated host, on a bridge
+ *   netns_ip.c    running `ip -batch` in a namespace, for netns.c
+ *   netns_subnet.c  a private /24 that no address or route of this machine touches
+ *   netns_leftovers.c  per-job lock files; removing what a killed job left behind
  *
  * The launcher needs nothing from libsymcomm: it only sets the environment that the
  * library's launcher detection reads. */
@@ -16,6 +20,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define LAUNCHER_NAME "symcomm-run"
@@ -26,7 +31,7 @@
 /* Exit statuses of symcomm-run itself (a failing rank's status is passed through). */
 enum {
   LAUNCHER_EXIT_INTERNAL = 1, /* a system call failed in the launcher */
-  LAUNCHER_EXIT_USAGE = 2,
+  LAUNCHER_EXIT_USAGE = 2, /* also --netns without the privileges it needs */
   LAUNCHER_EXIT_TIMEOUT = 124, /* as timeout(1) */
   LAUNCHER_EXIT_EXEC = 127,    /* as a shell that cannot run a command */
 };
@@ -36,17 +41,42 @@ typedef struct {
   int num_hosts;        /* --hosts; 0 when not given (one real host) */
   double timeout_s;     /* --timeout; 0 when not given */
   bool tag_output;      /* --tag-output */
+  bool netns;           /* --netns (needs num_hosts > 0) */
   char *const *argv;    /* the program and its arguments, NULL-terminated */
 } launcher_options_t;
 
 /* Hex digits of the job's key: 128 random bits. */
 #define LAUNCHER_JOB_KEY_CHARS 32
 
+/* --netns: each simulated host h is the network namespace NETNS_NAME_PREFIX<tag>-h<h>,
+ * holding one end of a veth pair (NETNS_RANK_IFNAME_PREFIX<h>, address subnet.(2+h));
+ * the other end (sc<tag>-<h>) is a port of the bridge scbr-<tag> (address subnet.1)
+ * in symcomm-run's own namespace. The tag is random and /run/symcomm-run/<tag>.lock,
+ * locked while the job lives, tells a live job's objects from a dead one's. */
+#define NETNS_MAX_HOSTS 253 /* addresses .2 to .254 of the /24 */
+#define NETNS_TAG_CHARS 6
+#define NETNS_NAME_PREFIX "symcomm-"
+#define NETNS_RANK_IFNAME_PREFIX "sc-h"
+#define NETNS_LOCK_DIR "/run/symcomm-run"
+#define NETNS_NAME_MAX 64
+
+typedef struct {
+  bool active;          /* made, and not yet torn down */
+  char tag[NETNS_TAG_CHARS + 1];
+  int hosts;
+  uint32_t subnet;      /* a.b.c.0 of the /24, host byte order */
+  int lock_fd;          /* this job's lock, held until teardown; -1 if none */
+  int *ns_fds;          /* host -> its namespace (close-on-exec), -1 if not opened */
+  char ip_path[256];    /* the ip(8) that is run */
+} launcher_netns_t;
+
 /* What every rank of the job is given besides its place. */
 typedef struct {
   int root_fd;   /* listening, inherited by rank 0 */
   int root_port;
+  char root_host[16];  /* dotted IPv4 the root listens on: 127.0.0.1, or the bridge's */
   char key[LAUNCHER_JOB_KEY_CHARS + 1];
+  const launcher_netns_t *netns;  /* NULL without --netns */
 } launcher_job_t;
 
 /* Where a rank sits: the simulated host and its place on it. */
@@ -76,9 +106,9 @@ typedef struct {
 
 /* --- root_socket.c --- */
 
-/* A TCP socket listening on 127.0.0.1 on an ephemeral port, close-on-exec; its port
- * goes to *port. Returns the fd, or -1 after printing why. */
-int root_socket_open(int *port);
+/* A TCP socket listening on IPv4 address `host` (dotted) on an ephemeral port,
+ * close-on-exec; its port goes to *port. Returns the fd, or -1 after printing why. */
+int root_socket_open(const char *host, int *port);
 
 /* --- job_key.c --- */
 
@@ -106,6 +136,59 @@ bool signal_is_forwarded(int sig);
 bool signal_stops_job(int sig);
 /* "SIGTERM" for the signals symcomm-run sends or forwards. */
 const char *signal_name(int sig);
+
+/* --- netns.c --- */
+
+/* Makes a namespace per host, the bridge and the veth pairs (see above), first
+ * removing what killed jobs left. Returns 0; else, with nothing of it left behind and
+ * the reason printed, the exit status: LAUNCHER_EXIT_USAGE without the privileges
+ * or the ip command it needs, LAUNCHER_EXIT_INTERNAL when making them failed. */
+int netns_setup(launcher_netns_t *ns, int hosts);
+/* Removes everything netns_setup made (also after a partial setup); says so if
+ * something could not be removed. Safe to call when nothing was made. */
+void netns_teardown(launcher_netns_t *ns);
+/* Dotted address of host `host` (-1: the bridge) in the job's /24. */
+void netns_address(const launcher_netns_t *ns, int host, char *text, size_t size);
+void netns_rank_ifname(int host, char *name, size_t size);
+/* For a rank's child: joins host `host`'s namespace. Returns 0, or -1 with errno. */
+int netns_enter(const launcher_netns_t *ns, int host);
+
+/* Names of the job's objects, from its tag. */
+void netns_name(const char *tag, int host, char *name, size_t size);
+void netns_bridge_name(const char *tag, char *name, size_t size);
+void netns_port_name(const char *tag, int host, char *name, size_t size);
+
+/* --- netns_ip.c --- */
+
+/* Runs `ip -batch -` fed `script`, inside namespace `ns_fd` (-1: symcomm-run's own);
+ * keep_going adds -force (go on after a failing line); quiet sends ip's output to
+ * /dev/null, else to symcomm-run's stderr. Returns ip's exit status, or -1 when it
+ * could not be run (after printing why). */
+int netns_run_ip(const char *ip_path, int ns_fd, const char *script, bool keep_going,
+                 bool quiet);
+
+/* --- netns_subnet.c --- */
+
+/* A private a.b.c.0/24 (host byte order) that overlaps no IPv4 address or route of
+ * this network namespace. Returns 0, or -1 after printing why. */
+int netns_pick_subnet(uint32_t *subnet);
+
+/* --- netns_leftovers.c --- */
+
+/* Takes the lock that serializes the setups of jobs on this machine (they pick free
+ * subnets and sweep leftovers). Returns its fd (close to release), or -1 after
+ * printing why. */
+int netns_lock_setups(void);
+/* Removes the objects (namespaces, bridge, veths) of every job whose lock file is no
+ * longer locked: a job that was killed before it could clean up. */
+void netns_remove_dead_jobs(const char *ip_path);
+/* Picks a fresh tag and creates and locks its lock file. Returns the fd, or -1 after
+ * printing why. */
+int netns_lock_job(char *tag);
+/* Removes the namespaces, bridge and veths named by `tag`, whatever their number.
+ * Returns how many could not be removed (their names printed when loud). */
+int netns_remove_tag(const char *ip_path, const char *tag, bool loud);
+void netns_unlock_job(const char *tag, int lock_fd);
 
 /* --- spawn.c --- */
 

@@ -19,7 +19,7 @@
 #define STRINGIFY(x) STRINGIFY_(x)
 
 #define USAGE_LINE \
-  "usage: " LAUNCHER_NAME " -n N [--hosts H] [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]\n"
+  "usage: " LAUNCHER_NAME " -n N [--hosts H [--netns]] [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]\n"
 
 static const char usage_text[] =
     USAGE_LINE
@@ -32,6 +32,18 @@ static const char usage_text[] =
     "  --hosts H       split the ranks into H simulated hosts (1..N) of contiguous\n"
     "                  ranks: host h holds ranks [h*N/H, (h+1)*N/H). Without it, all\n"
     "                  ranks are on this one real host.\n"
+    "  --netns         with --hosts: each simulated host H gets its own network\n"
+    "                  namespace (" NETNS_NAME_PREFIX "TAG-hH, TAG random per job) and address\n"
+    "                  a.b.c.(2+H) on its interface " NETNS_RANK_IFNAME_PREFIX "H, one end of a veth pair\n"
+    "                  whose other end is a port of a bridge (a.b.c.1) in symcomm-run's\n"
+    "                  namespace; a.b.c.0/24 is private and overlaps no address or\n"
+    "                  route of this machine; up to " STRINGIFY(NETNS_MAX_HOSTS) " hosts. Traffic between\n"
+    "                  hosts, the root's included, then crosses a real TCP/IP stack,\n"
+    "                  and `ip link set " NETNS_RANK_IFNAME_PREFIX "H down` inside one is a network failure.\n"
+    "                  All of it is removed when symcomm-run exits (after a SIGKILL of\n"
+    "                  symcomm-run, by the next --netns job). Needs root (CAP_NET_ADMIN\n"
+    "                  and CAP_SYS_ADMIN) and ip(8) from iproute2: without them\n"
+    "                  symcomm-run exits 2 before starting anything.\n"
     "  --timeout S     stop the job if it still runs after S seconds (decimals allowed);\n"
     "                  symcomm-run then exits 124\n"
     "  --tag-output    prefix every line a rank writes to stdout or stderr with \"[rank] \",\n"
@@ -44,9 +56,13 @@ static const char usage_text[] =
     "  SYMCOMM_LOCAL_RANK    rank within its host\n"
     "  SYMCOMM_LOCAL_SIZE    number of ranks on its host\n"
     "  SYMCOMM_HOSTID        index of its simulated host (only with --hosts)\n"
-    "  SYMCOMM_ADDR          127.0.0.1:PORT, the job's root (bootstrap) address\n"
+    "  SYMCOMM_ADDR          127.0.0.1:PORT, the job's root (bootstrap) address; with\n"
+    "                        --netns the bridge's address a.b.c.1:PORT\n"
+    "  SYMCOMM_SOCKET_IFNAME with --hosts, unless already set: the interface the library\n"
+    "                        listens on: lo, or with --netns the host's " NETNS_RANK_IFNAME_PREFIX "H\n"
     "  SYMCOMM_ROOT_FD       rank 0 only: a descriptor already listening on that port,\n"
-    "                        on which rank 0 serves the root\n"    "  SYMCOMM_JOB_KEY       a random secret of this job (a new one for every job,\n"
+    "                        on which rank 0 serves the root\n"
+    "  SYMCOMM_JOB_KEY       a random secret of this job (a new one for every job,\n"
     "                        whatever the environment held): it keeps jobs on one\n"
     "                        machine apart and strangers out of the job\n"
     "Rank 0 reads symcomm-run's stdin unless it is a terminal; the other ranks read\n"
@@ -61,7 +77,9 @@ static const char usage_text[] =
     "  the ranks at once.\n"
     "\n"
     "exit status: 0 if every rank exited 0; the first failing rank's status; 124 on\n"
-    "timeout; 127 if PROGRAM cannot be executed; 2 for a usage error.\n";
+    "timeout; 127 if PROGRAM cannot be executed; 2 for a usage error, or for --netns\n"
+    "without root or ip(8); 1 if setting up --netns (or another step of symcomm-run)\n"
+    "failed.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, LAUNCHER_NAME ": ");
@@ -93,11 +111,12 @@ static bool parse_seconds(const char *text, double *out) {
 
 /* Returns -1 when the options are good, else the exit status (usage error, --help). */
 static int parse_options(int argc, char **argv, launcher_options_t *opts) {
-  enum { OPT_HOSTS = 256, OPT_TIMEOUT, OPT_TAG_OUTPUT };
+  enum { OPT_HOSTS = 256, OPT_TIMEOUT, OPT_TAG_OUTPUT, OPT_NETNS };
   static const struct option long_options[] = {
       {"hosts", required_argument, NULL, OPT_HOSTS},
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
       {"tag-output", no_argument, NULL, OPT_TAG_OUTPUT},
+      {"netns", no_argument, NULL, OPT_NETNS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -129,6 +148,9 @@ static int parse_options(int argc, char **argv, launcher_options_t *opts) {
     case OPT_TAG_OUTPUT:
       opts->tag_output = true;
       break;
+    case OPT_NETNS:
+      opts->netns = true;
+      break;
     case ':':
       return usage_error("option '%s' needs a value", argv[optind - 1]);
     default:
@@ -142,6 +164,11 @@ static int parse_options(int argc, char **argv, launcher_options_t *opts) {
     snprintf(why, sizeof(why), "--hosts wants 1..%d (at most -n), not '%%s'", opts->world_size);
     return usage_error(why, hosts_text);
   }
+  if (opts->netns && opts->num_hosts == 0)
+    return usage_error("%s", "--netns needs --hosts H (the namespaces are the simulated hosts)");
+  if (opts->netns && opts->num_hosts > NETNS_MAX_HOSTS)
+    return usage_error("--netns supports up to " STRINGIFY(NETNS_MAX_HOSTS)
+                       " hosts (one /24), not %s", hosts_text);
   if (optind >= argc)
     return usage_error("%s", "no program to run");
   opts->argv = argv + optind;
@@ -169,7 +196,8 @@ int main(int argc, char **argv) {
 
   launcher_signals_t sigs = {.signal_fd = -1};
   rank_proc_t *procs = NULL;
-  launcher_job_t job = {.root_fd = -1};
+  launcher_job_t job = {.root_fd = -1, .root_host = "127.0.0.1"};
+  launcher_netns_t netns = {.lock_fd = -1};
   int started = 0;
   status = LAUNCHER_EXIT_INTERNAL;
   if (ensure_std_fds_open() != 0) {
@@ -181,7 +209,16 @@ int main(int argc, char **argv) {
     goto cleanup;
   if (job_key_make(job.key) != 0)
     goto cleanup;
-  job.root_fd = root_socket_open(&job.root_port);
+  if (opts.netns) {
+    status = netns_setup(&netns, opts.num_hosts);
+    if (status != 0)
+      goto cleanup;
+    status = LAUNCHER_EXIT_INTERNAL;
+    job.netns = &netns;
+    /* Every namespace reaches the bridge, so the root traffic crosses the veths too. */
+    netns_address(&netns, -1, job.root_host, sizeof(job.root_host));
+  }
+  job.root_fd = root_socket_open(job.root_host, &job.root_port);
   if (job.root_fd < 0)
     goto cleanup;
   procs = calloc((size_t)opts.world_size, sizeof(*procs));
@@ -205,6 +242,8 @@ cleanup:
   if (job.root_fd >= 0)
     close(job.root_fd);
   free(procs);
+  /* After every rank is reaped: nothing of the job uses the namespaces any more. */
+  netns_teardown(&netns);
   signals_close(&sigs);
   return status;
 }

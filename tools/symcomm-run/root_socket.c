@@ -15,7 +15,7 @@
 /* Every rank of a large job may connect at once before rank 0 gets to accept. */
 #define ROOT_BACKLOG 4096
 
-int root_socket_open(int *port) {
+int root_socket_open(const char *host, int *port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     fprintf(stderr, LAUNCHER_NAME ": cannot create the root socket: %s\n", strerror(errno));
@@ -24,9 +24,12 @@ int root_socket_open(int *port) {
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof(addr));
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0; /* ephemeral */
-  const char *what = "bind";
+  const char *what = "inet_pton";
+  errno = EINVAL;
+  if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+    goto fail;
+  what = "bind";
   if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
     goto fail;
   what = "listen";
@@ -40,7 +43,7 @@ int root_socket_open(int *port) {
   return fd;
 
 fail:
-  fprintf(stderr, LAUNCHER_NAME ": root socket on 127.0.0.1: %s failed: %s\n", what,
+  fprintf(stderr, LAUNCHER_NAME ": root socket on %s: %s failed: %s\n", host, what,
           strerror(errno));
   close(fd);
   return -1;

@@ -45,7 +45,7 @@ static int set_rank_environment(const launcher_options_t *opts, const launcher_j
                                 int rank) {
   rank_place_t place = rank_place(opts, rank);
   char addr[64];
-  snprintf(addr, sizeof(addr), "127.0.0.1:%d", job->root_port);
+  snprintf(addr, sizeof(addr), "%s:%d", job->root_host, job->root_port);
   /* Always this job's own key: one inherited from an outer job is not ours. */
   if (setenv("SYMCOMM_ADDR", addr, 1) != 0 || setenv("SYMCOMM_JOB_KEY", job->key, 1) != 0 ||
       set_env_int("SYMCOMM_RANK", rank) != 0 ||
@@ -58,6 +58,16 @@ static int set_rank_environment(const launcher_options_t *opts, const launcher_j
       return -1;
   } else if (unsetenv("SYMCOMM_HOSTID") != 0) {
     return -1;
+  }
+  /* The interface the library listens on: the host's own end of its veth pair, or
+   * loopback for simulated hosts that share this machine's stack. One the user chose
+   * wins. */
+  if (opts->num_hosts > 0 && getenv("SYMCOMM_SOCKET_IFNAME") == NULL) {
+    char ifname[32] = "lo";
+    if (job->netns != NULL)
+      netns_rank_ifname(place.host, ifname, sizeof(ifname));
+    if (setenv("SYMCOMM_SOCKET_IFNAME", ifname, 1) != 0)
+      return -1;
   }
   if (rank == 0) {
     if (set_env_int("SYMCOMM_ROOT_FD", job->root_fd) != 0)
@@ -111,6 +121,10 @@ static __attribute__((noreturn)) void run_child(const launcher_options_t *opts,
   }
   if (set_rank_environment(opts, job, rank) != 0)
     child_fail("setenv");
+  /* The root socket (rank 0's) stays in symcomm-run's namespace: sockets keep the
+   * namespace they were made in. */
+  if (job->netns != NULL && netns_enter(job->netns, rank_place(opts, rank).host) != 0)
+    child_fail("setns into its host's network namespace");
   /* Signals that arrived for the group since fork are pending, not lost: they are
    * delivered here, with the dispositions symcomm-run inherited. */
   if (sigprocmask(SIG_SETMASK, child_mask, NULL) != 0)

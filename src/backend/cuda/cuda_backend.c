@@ -54,6 +54,9 @@ static const sc_backend_ops_t sc_backend_cuda = {
 
     .copy = sc_cuda_copy,
     .launch = sc_cuda_launch,
+
+    .bell_ring = sc_cuda_bell_ring,
+    .host_reaches_buffers = sc_cuda_reaches_buffers,
 };
 
 __attribute__((visibility("default"))) const sc_backend_ops_t *

@@ -146,6 +146,8 @@ sc_result_t sc_cuda_event_query(sc_event_t *event);
 sc_result_t sc_cuda_event_synchronize(sc_event_t *event, int64_t deadline_ms);
 
 /* ---- cuda_launch.c */
+void sc_cuda_bell_ring(sc_device_t *device, sc_doorbell_t *bell);
+bool sc_cuda_reaches_buffers(sc_device_t *device);
 sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void *args,
                            size_t args_bytes, const sc_launch_t *how);
 

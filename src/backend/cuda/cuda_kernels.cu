@@ -11,6 +11,8 @@
 #include "backend/cuda/cuda_runtime.cuh" /* first: the runtime the programs use */
 
 #include "device/coll.h"
+#include "device/net.h"
+#include "device/reduce_program.h"
 #include "device/p2p.h"
 #include "device/signal_wait.h"
 #include "device/status.h"
@@ -40,6 +42,8 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   err->a = err->b = err->c = err->d = err->e = 0;
   err->stop = 0;
   err->stop_rank = -1;
+  err->stop_result = 0;
+  err->reserved = 0;
   err->why = 0;
 }
 
@@ -79,3 +83,7 @@ SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_
 /* Send/recv batches and collectives: every thread of each block. */
 SC_CUDA_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
 SC_CUDA_KERNEL(sc_kernel_coll, sc_coll_args_t, sc_coll_args_t, sc_dev_coll_run)
+/* Sends and receives with other hosts: posted to the host, which moves the data. */
+SC_CUDA_KERNEL(sc_kernel_net, sc_cuda_args_upto_t, sc_net_args_t, sc_dev_net_run)
+/* A step of the collectives between hosts: combines what arrived. */
+SC_CUDA_KERNEL(sc_kernel_reduce, sc_reduce_args_t, sc_reduce_args_t, sc_dev_reduce_run)

@@ -276,6 +276,7 @@ SC_DEV_FN int sc_cuda_stopped(const sc_dev_ctx_t *ctx) {
     return 0;
   ctx->err->stop = (int32_t)stop;
   ctx->err->stop_rank = st->rank;
+  ctx->err->stop_result = st->result;
   ctx->err->why = st->why;
   return 1;
 }

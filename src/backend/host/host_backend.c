@@ -49,4 +49,7 @@ const sc_backend_ops_t sc_backend_host = {
 
     .copy = sc_host_copy,
     .launch = sc_host_launch,
+
+    .bell_ring = sc_host_bell_ring,
+    .host_reaches_buffers = sc_host_reaches_buffers,
 };

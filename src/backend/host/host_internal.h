@@ -54,6 +54,8 @@ sc_result_t sc_host_stream_synchronize(sc_stream_t *stream, int64_t deadline_ms)
 sc_result_t sc_host_stream_query(sc_stream_t *stream);
 const char *sc_host_stream_error(sc_stream_t *stream);
 sc_result_t sc_host_copy(sc_stream_t *stream, void *dst, const void *src, size_t bytes);
+void sc_host_bell_ring(sc_device_t *device, sc_doorbell_t *bell);
+bool sc_host_reaches_buffers(sc_device_t *device);
 sc_result_t sc_host_launch(sc_stream_t *stream, sc_program_t program, const void *args,
                            size_t args_bytes, const sc_launch_t *how);
 sc_result_t sc_host_stream_wrap(sc_device_t *device, void *native, sc_stream_t **stream);

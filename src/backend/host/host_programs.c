@@ -3,6 +3,8 @@
 #include "backend/host/host_runtime.h" /* first: the runtime the programs use */
 
 #include "device/coll.h"
+#include "device/net.h"
+#include "device/reduce_program.h"
 #include "device/p2p.h"
 #include "device/signal_wait.h"
 #include "device/status.h"
@@ -15,6 +17,8 @@ static const char *sc_host_program_name(sc_program_t program) {
   case SC_PROGRAM_WAIT: return "WAIT";
   case SC_PROGRAM_P2P: return "P2P";
   case SC_PROGRAM_COLL: return "COLL";
+  case SC_PROGRAM_NET: return "NET";
+  case SC_PROGRAM_REDUCE: return "REDUCE";
   case SC_PROGRAM_COUNT: break;
   }
   return "unknown";
@@ -28,6 +32,22 @@ static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, si
                   sc_host_program_name(program), want, args_bytes);
 }
 
+/* Arguments that are a header (`header` bytes, nops at `nops_at`), then nops
+ * ops of op_bytes each, at most max_ops. */
+static sc_result_t sc_host_ops_args_size(sc_program_t program, const void *args, size_t args_bytes,
+                                         size_t header, size_t nops_at, uint32_t max_ops,
+                                         size_t op_bytes) {
+  if (args_bytes < header)
+    return sc_host_args_size(program, args_bytes, header);
+  uint32_t nops;
+  memcpy(&nops, (const char *)args + nops_at, sizeof(nops));
+  if (nops > max_ops)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
+                    "device program %s takes at most %u ops, not %u", sc_host_program_name(program),
+                    max_ops, nops);
+  return sc_host_args_size(program, args_bytes, header + (size_t)nops * op_bytes);
+}
+
 sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes) {
   if (args == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
@@ -36,17 +56,13 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
   case SC_PROGRAM_COLL: return sc_host_args_size(program, args_bytes, sizeof(sc_coll_args_t));
-  case SC_PROGRAM_P2P: {
-    /* A header, then nops ops. */
-    if (args_bytes < offsetof(sc_p2p_args_t, ops))
-      return sc_host_args_size(program, args_bytes, offsetof(sc_p2p_args_t, ops));
-    uint32_t nops;
-    memcpy(&nops, (const char *)args + offsetof(sc_p2p_args_t, nops), sizeof(nops));
-    if (nops > SC_P2P_MAX_OPS)
-      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
-                      "device program P2P takes at most %d ops, not %u", SC_P2P_MAX_OPS, nops);
-    return sc_host_args_size(program, args_bytes, (size_t)sc_p2p_args_bytes(nops));
-  }
+  case SC_PROGRAM_P2P:
+    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_p2p_args_t, ops),
+                                 offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t));
+  case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
+  case SC_PROGRAM_NET:
+    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_net_args_t, ops),
+                                 offsetof(sc_net_args_t, nops), SC_NET_MAX_OPS, sizeof(sc_net_op_t));
   case SC_PROGRAM_COUNT: break;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",
@@ -68,6 +84,8 @@ static void sc_host_program_run_block(sc_program_t program, const void *args,
   case SC_PROGRAM_WAIT: sc_dev_wait_run(ctx, args, err); break;
   case SC_PROGRAM_P2P: sc_dev_p2p_run(ctx, args, err); break;
   case SC_PROGRAM_COLL: sc_dev_coll_run(ctx, args, err); break;
+  case SC_PROGRAM_NET: sc_dev_net_run(ctx, args, err); break;
+  case SC_PROGRAM_REDUCE: sc_dev_reduce_run(ctx, args, err); break;
   default:
     err->kind = SC_DEV_BAD_ARGS; /* sc_host_program_check refused it at launch */
     err->a = (int64_t)program;
@@ -92,4 +110,17 @@ void sc_host_program_run(sc_program_t program, uint32_t blocks, const void *args
     }
   }
   sc_dev_publish_failure(ctx.guard.status, err);
+}
+
+/* Host code's ring (the network's progress thread after a done word): the
+ * same as a program's, so that sleeping programs wake. */
+void sc_host_bell_ring(sc_device_t *device, sc_doorbell_t *bell) {
+  (void)device;
+  sc_dev_ring(bell);
+}
+
+/* "Device" memory is this process's memory. */
+bool sc_host_reaches_buffers(sc_device_t *device) {
+  (void)device;
+  return true;
 }

@@ -134,6 +134,11 @@ static inline void sc_dev_ring(sc_doorbell_t *bell) {
   __atomic_fetch_add(&bell->rings, 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&bell->sleepers, __ATOMIC_SEQ_CST) != 0)
     sc_host_futex(&bell->rings, FUTEX_WAKE, INT_MAX, NULL);
+  if (bell->notify_fd > 0) {
+    uint64_t one = 1;
+    ssize_t n = write(bell->notify_fd, &one, sizeof(one)); /* full counter: already awake */
+    (void)n;
+  }
 }
 
 static inline void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n) {
@@ -152,6 +157,7 @@ static inline int sc_host_stopped(const sc_dev_ctx_t *ctx) {
     return 0;
   ctx->err->stop = (int32_t)stop;
   ctx->err->stop_rank = st->rank;
+  ctx->err->stop_result = st->result;
   ctx->err->why = st->why;
   return 1;
 }

@@ -1,0 +1,430 @@
+/* Messages of the network engine: SIZE records both ways (so both sides of a
+ * disagreement can say both sizes), GRANT records from the receiver as it has
+ * room, chunks out on the least-loaded data connection, chunks in checked
+ * against the grants, finishing in order, and the deadlines: no progress for
+ * timeout_ms, or a closed connection. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/net/net_internal.h"
+#include "util/clock.h"
+
+static net_queue_t *net_queue_of(net_peer_t *p, int kind) { return kind == SC_NET_SEND ? &p->sendq : &p->recvq; }
+
+void net_queue_free(net_queue_t *q) {
+  free(q->early);
+  q->early = NULL;
+  q->n_early = q->cap_early = 0;
+}
+
+static void net_put_rec(sc_net_endpoint_t *ep, net_conn_t *c, uint32_t type, uint64_t seq, uint64_t a, uint64_t b) {
+  sc_net_rec_t rec = {.type = type, .seq = seq, .a = a, .b = b};
+  if (net_buf_put(&c->out, &rec, sizeof(rec)) != SYMCOMM_OK)
+    net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for a control record to rank %d", c->peer->rank);
+}
+
+static void net_send_sizes(sc_net_endpoint_t *ep, net_queue_t *q, net_conn_t *ctrl) {
+  if (ctrl->state != NET_CONN_OPEN)
+    return;
+  for (sc_net_msg_t *m = q->size_next; m != NULL && ep->failed == SYMCOMM_OK; m = m->engine.next) {
+    net_put_rec(ep, ctrl, SC_NET_REC_SIZE, m->engine.seq, m->bytes, 0);
+    q->size_sent = m->engine.seq + 1;
+  }
+  q->size_next = NULL;
+}
+
+/* Both sizes of message m are known: they must agree. */
+static void net_size_check(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
+  if (m->bytes == m->engine.peer_bytes)
+    return;
+  /* The peer learns our size before it sees us close (a failure flushes control
+   * connections), so that it too can name both sizes. */
+  net_peer_t *p = &ep->peers[m->peer];
+  net_send_sizes(ep, net_queue_of(p, m->kind), m->kind == SC_NET_SEND ? &p->out[0] : &p->in[0]);
+  char op[160];
+  net_msg_name(m, op, sizeof(op));
+  bool send = m->kind == SC_NET_SEND;
+  net_fail(ep, SYMCOMM_ERR_INVALID_USAGE, "%s: this rank %s %llu bytes, but rank %d %s %llu bytes", op,
+           send ? "sends" : "receives", (unsigned long long)m->bytes, m->peer, send ? "receives" : "sends",
+           (unsigned long long)m->engine.peer_bytes);
+}
+
+static void net_apply_grant(sc_net_endpoint_t *ep, sc_net_msg_t *m, uint64_t first, uint64_t count) {
+  struct sc_net_msg_engine *e = &m->engine;
+  if (!e->peer_known || first != e->granted || count == 0 || count > e->nchunks - e->granted) {
+    char op[160];
+    net_msg_name(m, op, sizeof(op));
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: rank %d granted chunks %llu..%llu, which do not follow its grants (%llu of %llu chunks granted)",
+             op, m->peer, (unsigned long long)first, (unsigned long long)(first + count - 1),
+             (unsigned long long)e->granted, (unsigned long long)e->nchunks);
+    return;
+  }
+  e->granted += count;
+}
+
+void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
+  net_peer_t *p = &ep->peers[m->peer];
+  net_queue_t *q = net_queue_of(p, m->kind);
+  struct sc_net_msg_engine *e = &m->engine;
+  e->next = NULL;
+  e->seq = q->next_seq++;
+  e->nchunks = m->bytes == 0 ? 0 : (m->bytes - 1) / ep->cfg.chunk_bytes + 1;
+  if (q->head == NULL) {
+    q->head = m;
+    q->progress_ms = net_now_ms();
+  } else {
+    q->tail->engine.next = m;
+  }
+  q->tail = m;
+  if (q->size_next == NULL)
+    q->size_next = m;
+  if (q->work_next == NULL)
+    q->work_next = m;
+  SC_TRACE(SC_NET, "%s: %s #%llu of %llu bytes %s rank %d posted", ep->name, m->kind == SC_NET_SEND ? "send" : "receive",
+           (unsigned long long)e->seq, (unsigned long long)m->bytes, m->kind == SC_NET_SEND ? "to" : "from", m->peer);
+  if (q->n_early > 0) {
+    e->peer_bytes = q->early[0];
+    e->peer_known = true;
+    memmove(q->early, q->early + 1, (q->n_early - 1) * sizeof(*q->early));
+    q->n_early--;
+    net_size_check(ep, m);
+  }
+  if (m->kind != SC_NET_SEND)
+    return;
+  size_t used = 0;
+  while (used < p->n_grants && p->grants[used].seq == e->seq && ep->failed == SYMCOMM_OK) {
+    net_apply_grant(ep, m, p->grants[used].first, p->grants[used].count);
+    used++;
+  }
+  if (used == 0)
+    return;
+  memmove(p->grants, p->grants + used, (p->n_grants - used) * sizeof(*p->grants));
+  p->n_grants -= used;
+}
+
+static sc_net_msg_t *net_queue_find(net_queue_t *q, uint64_t seq) {
+  for (sc_net_msg_t *m = q->head; m != NULL; m = m->engine.next)
+    if (m->engine.seq == seq)
+      return m;
+  return NULL;
+}
+
+/* The peer's SIZE record for its message seq, which meets our message seq of queue q. */
+static void net_peer_size(sc_net_endpoint_t *ep, net_peer_t *p, int kind, uint64_t seq, uint64_t bytes) {
+  net_queue_t *q = net_queue_of(p, kind);
+  q->progress_ms = net_now_ms();
+  if (seq != q->peer_seq) {
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced the size of its message #%llu where #%llu was next",
+             p->rank, (unsigned long long)seq, (unsigned long long)q->peer_seq);
+    return;
+  }
+  q->peer_seq++;
+  if (seq >= q->next_seq) {
+    if (!net_grow((void **)&q->early, &q->cap_early, q->n_early + 1, sizeof(*q->early))) {
+      net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for the sizes of rank %d's messages", p->rank);
+      return;
+    }
+    q->early[q->n_early++] = bytes;
+    return;
+  }
+  /* Not found: a receive that finished already (its chunks came, so the sender agreed). */
+  sc_net_msg_t *m = net_queue_find(q, seq);
+  if (m == NULL)
+    return;
+  m->engine.peer_bytes = bytes;
+  m->engine.peer_known = true;
+  net_size_check(ep, m);
+}
+
+static void net_peer_grant(sc_net_endpoint_t *ep, net_peer_t *p, uint64_t seq, uint64_t first, uint64_t count) {
+  net_queue_t *q = &p->sendq;
+  q->progress_ms = net_now_ms();
+  if (seq < q->next_seq) {
+    sc_net_msg_t *m = net_queue_find(q, seq);
+    if (m == NULL) {
+      net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d granted chunks of message #%llu, which was finished", p->rank,
+               (unsigned long long)seq);
+      return;
+    }
+    net_apply_grant(ep, m, first, count);
+    return;
+  }
+  if (!net_grow((void **)&p->grants, &p->cap_grants, p->n_grants + 1, sizeof(*p->grants))) {
+    net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for the grants of rank %d", p->rank);
+    return;
+  }
+  p->grants[p->n_grants++] = (net_grant_t){.seq = seq, .first = first, .count = count};
+}
+
+void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *r) {
+  net_peer_t *p = c->peer;
+  /* On our outgoing control connection the receiver speaks of our sends, on an incoming one the sender of our receives. */
+  int kind = c->dir == NET_OUT ? SC_NET_SEND : SC_NET_RECV;
+  if (r->type == SC_NET_REC_SIZE)
+    net_peer_size(ep, p, kind, r->seq, r->a);
+  else if (r->type == SC_NET_REC_GRANT && kind == SC_NET_SEND)
+    net_peer_grant(ep, p, r->seq, r->a, r->b);
+  else
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d sent a control record of type %u on its %s control connection",
+             p->rank, r->type, c->dir == NET_OUT ? "outgoing" : "incoming");
+}
+
+/* ---- the turn's work for one peer */
+
+static void net_grant(sc_net_endpoint_t *ep, net_peer_t *p) {
+  net_queue_t *q = &p->recvq;
+  net_conn_t *ctrl = &p->in[0];
+  if (ctrl->state != NET_CONN_OPEN)
+    return;
+  sc_net_rec_t pending = {0};
+  while (p->outstanding < ep->cfg.window && q->work_next != NULL && ep->failed == SYMCOMM_OK) {
+    sc_net_msg_t *m = q->work_next;
+    struct sc_net_msg_engine *e = &m->engine;
+    if (e->seq >= q->size_sent)
+      break;
+    if (e->granted == e->nchunks) {
+      q->work_next = e->next;
+      continue;
+    }
+    uint8_t *ptr = m->chunk_ptr(m, e->granted);
+    if (ptr == NULL)
+      break;
+    int s = 0;
+    while (p->slots[s].m != NULL)
+      s++;
+    uint64_t offset = e->granted * ep->cfg.chunk_bytes;
+    uint64_t left = m->bytes - offset;
+    p->slots[s] = (net_slot_t){.m = m, .seq = e->seq, .chunk = e->granted, .offset = offset, .ptr = ptr,
+                               .length = left < ep->cfg.chunk_bytes ? left : ep->cfg.chunk_bytes};
+    if (pending.type == SC_NET_REC_GRANT && pending.seq == e->seq && pending.a + pending.b == e->granted) {
+      pending.b++;
+    } else {
+      if (pending.type != 0)
+        net_put_rec(ep, ctrl, SC_NET_REC_GRANT, pending.seq, pending.a, pending.b);
+      pending = (sc_net_rec_t){.type = SC_NET_REC_GRANT, .seq = e->seq, .a = e->granted, .b = 1};
+    }
+    e->granted++;
+    p->outstanding++;
+  }
+  if (pending.type != 0)
+    net_put_rec(ep, ctrl, SC_NET_REC_GRANT, pending.seq, pending.a, pending.b);
+}
+
+/* The open data connection with the fewest bytes queued: one slow socket
+ * holds back only what it already has. */
+static net_conn_t *net_least_loaded(sc_net_endpoint_t *ep, net_peer_t *p) {
+  net_conn_t *best = NULL;
+  for (int i = 1; i <= ep->cfg.sockets; i++) {
+    net_conn_t *c = &p->out[i];
+    if (c->ring_count < c->ring_cap && (best == NULL || c->queued < best->queued))
+      best = c;
+  }
+  return best;
+}
+
+static void net_dispatch(sc_net_endpoint_t *ep, net_peer_t *p) {
+  for (int i = 0; i <= ep->cfg.sockets; i++)
+    if (p->out[i].state != NET_CONN_OPEN)
+      return;
+  net_queue_t *q = &p->sendq;
+  while (q->work_next != NULL) {
+    sc_net_msg_t *m = q->work_next;
+    struct sc_net_msg_engine *e = &m->engine;
+    if (e->dispatched == e->nchunks) {
+      q->work_next = e->next;
+      continue;
+    }
+    if (!e->peer_known || e->dispatched >= e->granted)
+      return;
+    net_conn_t *c = net_least_loaded(ep, p);
+    if (c == NULL)
+      return;
+    const uint8_t *ptr = m->chunk_ptr(m, e->dispatched);
+    if (ptr == NULL)
+      return;
+    uint64_t offset = e->dispatched * ep->cfg.chunk_bytes;
+    uint64_t left = m->bytes - offset;
+    net_chunk_out_t *co = &c->ring[(c->ring_head + c->ring_count) % c->ring_cap];
+    *co = (net_chunk_out_t){.ptr = ptr, .m = m,
+                            .hdr = {.magic = SC_NET_CHUNK_MAGIC, .comm_id = ep->cfg.comm_id, .seq = e->seq,
+                                    .chunk = e->dispatched, .offset = offset,
+                                    .length = left < ep->cfg.chunk_bytes ? left : ep->cfg.chunk_bytes}};
+    if (ep->fault_seq_after >= 0 && ep->chunks_sent == (uint64_t)ep->fault_seq_after) {
+      co->hdr.seq++;
+      SC_WARN(SC_NET, "%s: SYMCOMM_NET_FAULT=seq: chunk %llu of message #%llu to rank %d goes out as message #%llu",
+              ep->name, (unsigned long long)co->hdr.chunk, (unsigned long long)e->seq, p->rank,
+              (unsigned long long)co->hdr.seq);
+    }
+    ep->chunks_sent++;
+    c->ring_count++;
+    c->queued += sizeof(co->hdr) + co->hdr.length;
+    e->dispatched++;
+  }
+}
+
+void net_chunk_sent(sc_net_endpoint_t *ep, net_peer_t *p, net_chunk_out_t *co) {
+  (void)ep;
+  p->sendq.progress_ms = net_now_ms();
+  co->m->engine.done++;
+  co->m->chunk_done(co->m, co->hdr.chunk);
+}
+
+int net_chunk_header(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h) {
+  net_peer_t *p = c->peer;
+  char op[160];
+  net_peer_op_name(p, op, sizeof(op));
+  if (h->magic != SC_NET_CHUNK_MAGIC) {
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought bytes that are not a chunk header; nothing of them was written",
+             op, c->index);
+    return -1;
+  }
+  if (h->comm_id != ep->cfg.comm_id) {
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought a chunk of communicator 0x%llx (this is 0x%llx); nothing of it was written",
+             op, c->index, (unsigned long long)h->comm_id, (unsigned long long)ep->cfg.comm_id);
+    return -1;
+  }
+  for (int s = 0; s < ep->cfg.window; s++) {
+    net_slot_t *sl = &p->slots[s];
+    if (sl->m == NULL || sl->seq != h->seq || sl->chunk != h->chunk)
+      continue;
+    if (sl->offset != h->offset || sl->length != h->length) {
+      net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
+               "but that chunk was granted at offset %llu, %llu bytes; nothing of it was written",
+               op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+               (unsigned long long)h->length, (unsigned long long)sl->offset, (unsigned long long)sl->length);
+      return -1;
+    }
+    return s;
+  }
+  net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "
+           "which this rank did not grant; nothing of it was written",
+           op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+           (unsigned long long)h->length);
+  return -1;
+}
+
+void net_chunk_landed(sc_net_endpoint_t *ep, net_peer_t *p, int slot) {
+  (void)ep;
+  net_slot_t *s = &p->slots[slot];
+  sc_net_msg_t *m = s->m;
+  uint64_t k = s->chunk;
+  s->m = NULL;
+  p->outstanding--;
+  m->engine.done++;
+  m->chunk_done(m, k);
+}
+
+/* Finished messages leave their queue from the head, in order. */
+static void net_finish_heads(sc_net_endpoint_t *ep, net_queue_t *q) {
+  sc_net_msg_t *m;
+  while (ep->failed == SYMCOMM_OK && (m = q->head) != NULL) {
+    struct sc_net_msg_engine *e = &m->engine;
+    /* A send is over when its chunks left and the receiver said its size; a receive when its
+     * chunks landed (the sender sent them: it agreed), or, with none, when the sender said 0. */
+    bool peer_needed = m->kind == SC_NET_SEND || e->nchunks == 0;
+    if (e->seq >= q->size_sent || e->done < e->nchunks || (peer_needed && !e->peer_known))
+      return;
+    q->head = e->next;
+    if (q->head == NULL)
+      q->tail = NULL;
+    if (q->work_next == m)
+      q->work_next = e->next;
+    q->progress_ms = net_now_ms();
+    m->finish(m, SYMCOMM_OK);
+  }
+}
+
+/* Every connection of the pair is closed (or never came): nothing more can arrive. */
+static bool net_peer_all_closed(sc_net_endpoint_t *ep, const net_peer_t *p) {
+  bool in_all_closed = true, in_none = true;
+  for (int i = 0; i <= ep->cfg.sockets; i++) {
+    int so = p->out[i].state, si = p->in[i].state;
+    if (so == NET_CONN_OPEN || so == NET_CONN_CONNECTING || si == NET_CONN_OPEN)
+      return false;
+    in_all_closed = in_all_closed && si == NET_CONN_CLOSED;
+    in_none = in_none && si == NET_CONN_IDLE;
+  }
+  return in_all_closed || in_none;
+}
+
+static void net_deadlines(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_t *wake_ms) {
+  if (p->sendq.head == NULL && p->recvq.head == NULL)
+    return;
+  char op[160];
+  if (p->closed_ms != 0) {
+    int64_t last = p->closed_ms;
+    if (p->sendq.head != NULL && p->sendq.progress_ms > last)
+      last = p->sendq.progress_ms;
+    if (p->recvq.head != NULL && p->recvq.progress_ms > last)
+      last = p->recvq.progress_ms;
+    if (net_peer_all_closed(ep, p) || now >= last + SC_NET_CLOSE_GRACE_MS) {
+      net_peer_op_name(p, op, sizeof(op));
+      net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: %s", op, p->closed_why);
+      return;
+    }
+    if (last + SC_NET_CLOSE_GRACE_MS < *wake_ms)
+      *wake_ms = last + SC_NET_CLOSE_GRACE_MS;
+  }
+  if (ep->cfg.timeout_ms < 0)
+    return;
+  net_queue_t *qs[2] = {&p->recvq, &p->sendq};
+  for (int i = 0; i < 2; i++) {
+    if (qs[i]->head == NULL)
+      continue;
+    int64_t due = qs[i]->progress_ms + ep->cfg.timeout_ms;
+    if (now >= due) {
+      const struct sc_net_msg_engine *e = &qs[i]->head->engine;
+      net_msg_name(qs[i]->head, op, sizeof(op));
+      net_fail(ep, SYMCOMM_ERR_TIMEOUT, "%s: nothing moved for %.1f s (SYMCOMM_TIMEOUT; %llu of %llu chunks "
+               "done, %llu granted%s): the rank is alive but silent (stopped, or its network is down), or it "
+               "never posted the other side", op, (double)(now - qs[i]->progress_ms) / 1000.0,
+               (unsigned long long)e->done, (unsigned long long)e->nchunks, (unsigned long long)e->granted,
+               e->peer_known ? "" : ", its size not heard yet");
+      return;
+    }
+    if (due < *wake_ms)
+      *wake_ms = due;
+  }
+}
+
+void net_peer_progress(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_t *wake_ms) {
+  net_peer_connect(ep, p, now, wake_ms);
+  net_send_sizes(ep, &p->sendq, &p->out[0]);
+  net_send_sizes(ep, &p->recvq, &p->in[0]);
+  net_grant(ep, p);
+  if (ep->failed == SYMCOMM_OK)
+    net_dispatch(ep, p);
+  for (int i = 0; i <= ep->cfg.sockets && ep->failed == SYMCOMM_OK; i++) {
+    if (net_conn_wants_write(&p->out[i]) && p->out[i].state == NET_CONN_OPEN)
+      net_conn_flush(ep, &p->out[i]);
+    if (net_conn_wants_write(&p->in[i]))
+      net_conn_flush(ep, &p->in[i]);
+  }
+  if (ep->failed == SYMCOMM_OK)
+    net_finish_heads(ep, &p->sendq);
+  if (ep->failed == SYMCOMM_OK)
+    net_finish_heads(ep, &p->recvq);
+  if (ep->failed == SYMCOMM_OK)
+    net_deadlines(ep, p, now, wake_ms);
+}
+
+void net_msgs_finish_all(sc_net_endpoint_t *ep, sc_result_t res) {
+  for (int r = 0; r < ep->cfg.nranks; r++) {
+    net_peer_t *p = &ep->peers[r];
+    if (!p->remote)
+      continue;
+    memset(p->slots, 0, (size_t)ep->cfg.window * sizeof(*p->slots));
+    p->outstanding = 0;
+    for (int k = 0; k < 2; k++) {
+      net_queue_t *q = k == 0 ? &p->recvq : &p->sendq;
+      sc_net_msg_t *m = q->head;
+      q->head = q->tail = q->size_next = q->work_next = NULL;
+      while (m != NULL) {
+        sc_net_msg_t *next = m->engine.next;
+        m->finish(m, res);
+        m = next;
+      }
+    }
+  }
+}

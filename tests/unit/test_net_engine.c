@@ -1,7 +1,7 @@
 /* The network engine (src/transport/net/) between processes on loopback,
  * without communicators: a parent forks the ranks, passes each one every
  * rank's address through pipes, and watches (or kills, or stops) them.
- *   test_net_engine sizes N       0, 1, 4095, 512 KiB - 1, 512 KiB, 512 KiB + 1, 64 MiB + 3
+ *   test_net_engine sizes N       0, 1, 4095, 1 MiB - 1, 1 MiB, 1 MiB + 1, 64 MiB + 3
  *                                 between N ranks, every pair both ways, one size at a time
  *   test_net_engine peers N       many sizes to and from every peer, all posted at once
  *   test_net_engine many          1000 small messages back to back each way (finish in order)
@@ -328,7 +328,7 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
 
 /* ---- scenarios, as run by each rank */
 
-static const uint64_t edge_sizes[] = {0, 1, 4095, 512 * KIB - 1, 512 * KIB, 512 * KIB + 1, 64 * MIB + 3};
+static const uint64_t edge_sizes[] = {0, 1, 4095, 1 * MIB - 1, 1 * MIB, 1 * MIB + 1, 64 * MIB + 3}; /* around the default chunk */
 
 static void rank_sizes(void) {
   for (int i = 0; i < (int)(sizeof(edge_sizes) / sizeof(edge_sizes[0])); i++)
@@ -796,7 +796,7 @@ int main(int argc, char **argv) {
     }
     sc_net_config_t c = {0};
     TEST_OK(sc_net_config_from_env(&c));
-    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 512 * KIB && c.window == 16);
+    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32);
   }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)

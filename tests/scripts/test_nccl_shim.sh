@@ -4,6 +4,8 @@
 # ranks of simulated GPUs. Where the build found no nccl.h it left the reason
 # in lib/libnccl.skipped: that is a SKIP with the reason, and anything else
 # missing is a failure (never a silent pass).
+#   test_nccl_shim.sh        the program
+#   test_nccl_shim.sh perf   symcomm-perf --engine nccl on it: every op and dtype
 set -u
 B=${B:-build}
 lib=$B/lib/libnccl.so.2
@@ -25,6 +27,24 @@ done
 echo "ok: soname libnccl.so.2, exports ncclXxx only"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
+if [ "${1:-}" = perf ]; then
+  # #wrong (out of place, column 9; in place, 13) is 0 on every line, but
+  # the in-place all-to-all and send/recv that NCCL's engine leaves N/A.
+  for reg in 0 1; do
+    "$B/bin/symcomm-run" -n 4 --timeout 100 -- "$B/bin/symcomm-perf" --engine nccl \
+      --nccl-lib "$lib" -o all -d all -b 8 -e 64K -f 8 -c 1 -R $reg >"$d/perf.txt" 2>&1 ||
+      fail "symcomm-perf --engine nccl -R $reg exited $?: $(tail -5 "$d/perf.txt")"
+    grep -q "symcomm's libnccl.so.2" "$d/perf.txt" || fail "-R $reg: the header does not name symcomm's libnccl.so.2"
+    awk '/^# [a-z]+, / { op = $2; sub(/,$/, "", op); tables++ }
+         /^ / { rows++
+                if ($9 != "0" || ($13 != "0" && !($13 == "N/A" && (op == "sendrecv" || op == "alltoall"))))
+                  { print "wrong: " $0; bad = 1 } }
+         END { if (bad || rows == 0 || tables != 70) { print tables " tables, " rows " rows"; exit 1 } }' \
+      "$d/perf.txt" || fail "-R $reg: $(tail -3 "$d/perf.txt")"
+    echo "ok: symcomm-perf --engine nccl over symcomm's libnccl.so.2, 4 ranks, every op and dtype, -R $reg"
+  done
+  exit 0
+fi
 # Under symcomm-run SYMCOMM_ADDR is the launcher's root; ncclGetUniqueId
 # makes a root of its own, as a program that knows no launcher would.
 "$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR "$B/tests/nccl/test_nccl_shim" "$d/id"

@@ -111,3 +111,14 @@ SC_PARAM(SLURM_STEP_ID, "SLURM_STEP_ID", STRING, NULL, "Slurm: the job step's id
 /* read from CUDA's environment (topology from NVML, issue 8) */
 SC_PARAM(CUDA_VISIBLE_DEVICES, "CUDA_VISIBLE_DEVICES", STRING, NULL,
          "CUDA: the GPUs a process sees; indices into NVML's GPUs map CUDA device numbers to bus ids in the host topology read from NVML")
+
+/* read by libnccl.so.2, the NCCL shim (src/nccl/nccl_env.c), and only there:
+ * each sets its symcomm variable where that is unset */
+SC_PARAM(NCCL_DEBUG, "NCCL_DEBUG", STRING, NULL,
+         "libnccl.so.2: WARN, INFO or TRACE (VERSION = WARN) set SYMCOMM_DEBUG")
+SC_PARAM(NCCL_SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, NULL,
+         "libnccl.so.2: sets SYMCOMM_SOCKET_IFNAME (the same syntax)")
+SC_PARAM(NCCL_COMM_ID, "NCCL_COMM_ID", STRING, NULL,
+         "libnccl.so.2: host:port, sets SYMCOMM_ADDR (ncclGetUniqueId serves the root there: call it on one process)")
+SC_PARAM(NCCL_HOSTID, "NCCL_HOSTID", STRING, NULL,
+         "libnccl.so.2: a simulated host number 0..255, sets SYMCOMM_HOSTID (other values fail init)")

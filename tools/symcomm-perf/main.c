@@ -44,6 +44,9 @@ static const char *const usage_lines[] = {
     "                        0: no graph (default 0)",
     "      --engine E        symcomm (default) or nccl (libnccl.so.2 and the CUDA runtime,",
     "                        loaded at run time)",
+    "      --nccl-lib PATH   the libnccl.so.2 --engine nccl loads (needed where symcomm's own,",
+    "                        build/lib/libnccl.so.2, is found first; with it and no GPU the",
+    "                        engine runs on the simulated GPUs, host memory, NULL stream)",
     "      --json FILE       write every row as JSON (bench/RESULTS_FORMAT.md)",
     "      --command STR     the command to record in the header and the JSON",
     "  -h, --help",
@@ -138,7 +141,7 @@ static int looks_like_rank0(void) {
   return r == NULL || strcmp(r, "0") == 0;
 }
 
-enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND };
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_NCCL_LIB };
 
 /* "-b" for an option with a letter, "--op" for one without. */
 static const char *option_name(const struct option *longopts, int c) {
@@ -171,6 +174,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"registered", required_argument, NULL, 'R'},
       {"cudagraph", required_argument, NULL, 'G'},
       {"engine", required_argument, NULL, OPT_ENGINE},
+      {"nccl-lib", required_argument, NULL, OPT_NCCL_LIB},
       {"json", required_argument, NULL, OPT_JSON},
       {"command", required_argument, NULL, OPT_COMMAND},
       {"help", no_argument, NULL, 'h'},
@@ -247,6 +251,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
         o->engine = PERF_ENGINE_NCCL;
       else
         bad = 1;
+      break;
+    case OPT_NCCL_LIB:
+      perf_engine_nccl_library(optarg);
       break;
     case OPT_JSON:
       o->json_path = optarg;

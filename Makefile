@@ -149,7 +149,9 @@ $(GPU_BULK_FATBIN): tests/gpu/gpu_bulk_kernels.cu Makefile
 # build says so, writes the reason into lib/libnccl.skipped (its tests report
 # that as SKIP) and goes on without it. Only the ncclXxx calls are exported.
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h) $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/nccl.h)))
-NCCL_LIB := $(BUILD)/lib/libnccl.so.2
+# In a folder of its own, so that nothing that looks for NCCL in build/lib (the
+# tools' runpath, LD_LIBRARY_PATH=build/lib) takes symcomm's by accident.
+NCCL_LIB := $(BUILD)/lib/nccl/libnccl.so.2
 NCCL_SKIPPED := $(BUILD)/lib/libnccl.skipped
 NCCL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/nccl/*.c))
 NCCL_TEST := $(BUILD)/tests/nccl/test_nccl_shim
@@ -169,13 +171,13 @@ $(NCCL_LIB): $(NCCL_OBJS) src/nccl/libnccl.map $(SHLIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)rm -f $(NCCL_SKIPPED)
 	$(Q)$(CC) -shared -Wl,-soname,libnccl.so.2 -Wl,--version-script=src/nccl/libnccl.map $(LDFLAGS) \
-	  -Wl,-rpath,'$$ORIGIN' -o $@ $(NCCL_OBJS) -L$(BUILD)/lib -lsymcomm -pthread -ldl
+	  -Wl,-rpath,'$$ORIGIN/..' -o $@ $(NCCL_OBJS) -L$(BUILD)/lib -lsymcomm -pthread -ldl
 
 # The test is written against nccl.h alone and links libnccl.so.2 only.
 $(NCCL_TEST): $(BUILD)/obj/tests/nccl/test_nccl_shim.o $(NCCL_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib' -o $@ $< -L$(BUILD)/lib -l:libnccl.so.2 -pthread
+	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread
 
 nccl-note:
 	@mkdir -p $(BUILD)/lib

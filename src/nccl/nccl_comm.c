@@ -440,3 +440,25 @@ SHIM_API ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
 SHIM_API ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   return shim_query(comm, rank, SHIM_RANK, "ncclCommUserRank");
 }
+
+/* NCCL 2.28's fault-tolerance calls: symcomm has no communicator without its
+ * failed ranks (a split needs every rank), so these are refused, not faked. */
+SHIM_API ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  (void)revokeFlags;
+  ncclResult_t res = shim_comm_live(comm, "ncclCommRevoke");
+  if (res != ncclSuccess)
+    return res;
+  return shim_fail(ncclInvalidUsage, "ncclCommRevoke: symcomm cannot revoke a communicator (ncclCommAbort ends it)");
+}
+
+SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
+                                     ncclConfig_t *config, int shrinkFlags) {
+  (void)excludeRanksList, (void)excludeRanksCount, (void)config, (void)shrinkFlags;
+  ncclResult_t res = shim_comm_live(comm, "ncclCommShrink");
+  if (res != ncclSuccess)
+    return res;
+  if (newcomm != NULL)
+    *newcomm = NULL;
+  return shim_fail(ncclInvalidUsage, "ncclCommShrink: symcomm cannot shrink a communicator without its excluded "
+                                     "ranks (ncclCommSplit, called by every rank, makes a smaller one)");
+}

@@ -143,3 +143,9 @@ SHIM_API ncclResult_t ncclGroupEnd(void) {
   g->ninits = g->nsyncs = g->nselfs = 0;
   return res;
 }
+
+/* NCCL's cost model of a group has no counterpart in symcomm. */
+SHIM_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
+  (void)simInfo;
+  return shim_fail(ncclInvalidUsage, "ncclGroupSimulateEnd: symcomm does not simulate groups");
+}

@@ -20,7 +20,7 @@ SRC=$(cd "$SRC" && pwd) || exit 2
 cd "$top" || exit 2
 OUT=${OUT:-$B/nccl-tests-logs}
 mkdir -p "$OUT"
-shim=$top/$B/lib/libnccl.so.2
+shim=$top/$B/lib/nccl/libnccl.so.2
 [ -f "$shim" ] || { echo "FAIL: $shim was not built (no nccl.h found at build time?)"; exit 2; }
 TESTS=${TESTS:-"all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv"}
 VARIANTS=${VARIANTS:-"plain G1 R2"}

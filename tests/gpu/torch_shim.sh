@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 OUT=${OUT:-$B/torch-logs}
 mkdir -p "$OUT"
-shim=$top/$B/lib/libnccl.so.2
+shim=$top/$B/lib/nccl/libnccl.so.2
 [ -f "$shim" ] || { echo "FAIL: $shim was not built (no nccl.h found at build time?)"; exit 2; }
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ngpus" -ge "$N" ] || { echo "SKIP: needs $N GPUs, this host has $ngpus"; exit 0; }

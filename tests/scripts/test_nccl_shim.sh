@@ -8,7 +8,7 @@
 #   test_nccl_shim.sh perf   symcomm-perf --engine nccl on it: every op and dtype
 set -u
 B=${B:-build}
-lib=$B/lib/libnccl.so.2
+lib=$B/lib/nccl/libnccl.so.2
 fail() { echo "FAIL: $*"; exit 1; }
 if [ ! -e "$lib" ]; then
   [ -s "$B/lib/libnccl.skipped" ] || fail "no $lib and no reason for its absence ($B/lib/libnccl.skipped)"

@@ -7,8 +7,9 @@
  * and the dtype and reduction codes differ from symcomm's (mapped below).
  *
  * --nccl-lib PATH names the library to load (default: libnccl.so.2 as the
- * dynamic loader finds it, which must then be NCCL's: the tools' own folder
- * holds symcomm's, found first through their runpath). Where the library is
+ * dynamic loader finds it, which must then be NCCL's: symcomm's own lives in
+ * build/lib/nccl/, outside the tools' runpath, but LD_LIBRARY_PATH may point
+ * there; that is refused, not measured as NCCL). Where the library is
  * symcomm's and there is no CUDA runtime or no GPU, the engine runs on the
  * simulated GPUs: host memory for buffers, a NULL stream (each call returns
  * once its work is done), nothing to synchronize.
@@ -140,8 +141,8 @@ static int nc_load(nc_engine_t *e, char *why, size_t len) {
   int ours = dlsym(lib, "symcomm_get_version") != NULL;
   if (ours && nc_library == NULL) {
     snprintf(why, len,
-             "the libnccl.so.2 found first is symcomm's own; --nccl-lib PATH names the one to "
-             "load (NCCL's, or symcomm's to run it on simulated GPUs)");
+             "the libnccl.so.2 found first is symcomm's own (LD_LIBRARY_PATH?); --nccl-lib PATH "
+             "names the one to load (NCCL's, or symcomm's to run it on simulated GPUs)");
     return PERF_ENGINE_UNAVAILABLE;
   }
   int ndev = 0;

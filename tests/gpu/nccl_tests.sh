@@ -42,6 +42,20 @@ if [ ! -x "$SRC/build/all_reduce_perf" ]; then
     { echo "FAIL: building nccl-tests (log $OUT/build.log)"; tail -5 "$OUT/build.log"; exit 2; }
 fi
 
+# The binaries may have been built on another machine: where the CUDA runtime
+# they need is not on the loader's path, a folder holding only that library
+# is added (not the CUDA folder, which may hold an NCCL of its own).
+missing=$(ldd "$SRC/build/all_reduce_perf" | awk '/not found/ {print $1}')
+for lib in $missing; do
+  found=$(find /usr/local/cuda*/lib* /usr/lib/x86_64-linux-gnu -name "$lib" 2>/dev/null | head -1)
+  [ -n "$found" ] || { echo "FAIL: nccl-tests needs $lib, not on this machine"; exit 2; }
+  extra=${extra:-$(mktemp -d)}
+  ln -sf "$found" "$extra/$lib"
+done
+[ -n "${extra:-}" ] && export LD_LIBRARY_PATH="$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+ldd "$SRC/build/all_reduce_perf" >"$OUT/ldd.txt" 2>&1
+
 pass=0
 failed=()
 : >"$OUT/summary.txt"
@@ -58,7 +72,7 @@ for np in ${NP:-2 4}; do
         [ "$lib" = symcomm ] && pre=$shim
         name=${t}_${np}_${v}_${lib}
         timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
-          -x LD_PRELOAD="$pre" -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS \
+          -x LD_PRELOAD="$pre" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS \
           "$SRC/build/${t}_perf" -b 8 -e "$MAXBYTES" -f 4 -c 1 -g 1 $opt >"$OUT/$name.log" 2>&1
         rc=$?
         oob=$(grep -o 'Out of bounds values : [0-9]* [A-Z]*' "$OUT/$name.log" | tail -1)

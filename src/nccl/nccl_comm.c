@@ -462,3 +462,26 @@ SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int
   return shim_fail(ncclInvalidUsage, "ncclCommShrink: symcomm cannot shrink a communicator without its excluded "
                                      "ranks (ncclCommSplit, called by every rank, makes a smaller one)");
 }
+
+/* NCCL 2.28's device API (nccl_device.h, a CUDA C++ header, so its types are
+ * not visible here: the pointers are passed through untouched). Programs
+ * that link it (PyTorch does) need the symbols; symcomm has no device-side
+ * communicator to give. */
+SHIM_API ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void *outDevComm);
+SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm);
+
+SHIM_API ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void *outDevComm) {
+  (void)reqs, (void)outDevComm;
+  ncclResult_t res = shim_comm_live(comm, "ncclDevCommCreate");
+  if (res != ncclSuccess)
+    return res;
+  return shim_fail(ncclInvalidUsage, "ncclDevCommCreate: symcomm does not offer NCCL's device API");
+}
+
+SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) {
+  (void)devComm;
+  ncclResult_t res = shim_comm_live(comm, "ncclDevCommDestroy");
+  if (res != ncclSuccess)
+    return res;
+  return shim_fail(ncclInvalidUsage, "ncclDevCommDestroy: symcomm does not offer NCCL's device API");
+}

@@ -1,7 +1,8 @@
 /* Memory and registration. ncclMemAlloc takes no communicator, but symcomm
  * allocates window-capable memory through one: it uses a communicator of
  * this process on the caller's current device (any, on simulated GPUs), and
- * the buffer lives until ncclMemFree or that communicator's end. Windows are
+ * the buffer lives until ncclMemFree or that communicator's end (a later
+ * ncclMemFree of it then succeeds and does nothing). Windows are
  * symcomm's (collective, like NCCL's); ncclCommRegister is a local
  * registration that symcomm needs nothing for, so it only records the range
  * for its deregistration. */
@@ -55,11 +56,10 @@ SHIM_API ncclResult_t ncclMemFree(void *ptr) {
     }
   pthread_mutex_unlock(&shim_alloc_lock);
   if (a == NULL)
-    return shim_fail(ncclInvalidArgument,
-                     "ncclMemFree: %p is not a live buffer of ncclMemAlloc (freed, or its "
-                     "communicator ended)",
-                     ptr);
-  ncclResult_t res = shim_result(symcomm_mem_free(a->comm->sc, ptr), a->comm->sc);
+    return shim_fail(ncclInvalidArgument, "ncclMemFree: %p is not a buffer of ncclMemAlloc (or freed already)", ptr);
+  /* Freed with its communicator already: NCCL's programs (nccl-tests among
+   * them) free buffers after destroying the communicators. */
+  ncclResult_t res = a->comm == NULL ? ncclSuccess : shim_result(symcomm_mem_free(a->comm->sc, ptr), a->comm->sc);
   free(a);
   return res;
 }
@@ -67,13 +67,9 @@ SHIM_API ncclResult_t ncclMemFree(void *ptr) {
 void shim_mem_forget(ncclComm_t comm) {
   pthread_mutex_lock(&shim_alloc_lock);
   for (shim_alloc_t **p = &shim_allocs; *p != NULL;) {
-    shim_alloc_t *a = *p;
-    if (a->comm == comm) {
-      *p = a->next;
-      free(a);
-    } else {
-      p = &a->next;
-    }
+    if ((*p)->comm == comm)
+      (*p)->comm = NULL; /* its memory went with the communicator; ncclMemFree forgets it */
+    p = &(*p)->next;
   }
   pthread_mutex_unlock(&shim_alloc_lock);
 }

@@ -165,7 +165,10 @@ def main():
     dist.init_process_group("nccl", device_id=dev)  # eager: split_group needs a communicator to split
     rank, world = dist.get_rank(), dist.get_world_size()
     if rank == 0:
-        print(f"[{TAG}] NCCL version as PyTorch sees it: {torch.cuda.nccl.version()}, world {world}", flush=True)
+        with open("/proc/self/maps") as f:
+            libs = sorted({line.split()[-1] for line in f if "libnccl.so" in line})
+        print(f"[{TAG}] NCCL version as PyTorch sees it: {torch.cuda.nccl.version()}, world {world}; "
+              f"libnccl loaded: {' '.join(libs)}", flush=True)
     for name, fn in (("collectives", collectives), ("groups", groups), ("graph", graph), ("ddp", ddp)):
         before = len(failures)
         try:

@@ -27,6 +27,14 @@ for tag in nccl symcomm; do
   echo "$tag: exit $r; $(grep -c ' ok$' "$OUT/torch_$tag.log") steps ok, $(grep -c 'FAILED' "$OUT/torch_$tag.log") failed (log $OUT/torch_$tag.log)"
   grep -E "FAILED|: .* wrong|Error" "$OUT/torch_$tag.log" | head -5
   [ $r -eq 0 ] || rc=1
+  # The library PyTorch really used: symcomm's alone in the preloaded run, never symcomm's otherwise.
+  loaded=$(grep -o 'libnccl loaded: .*' "$OUT/torch_$tag.log" | head -1)
+  echo "  $loaded"
+  if [ $tag = symcomm ]; then
+    [ "$loaded" = "libnccl loaded: $shim" ] || { echo "  FAIL: the preloaded run did not load symcomm's library alone"; rc=1; }
+  else
+    case "$loaded" in *"$shim"*|"") echo "  FAIL: the NCCL run did not load NCCL's library"; rc=1 ;; esac
+  fi
 done
 python3 - "$OUT/loss_nccl.txt" "$OUT/loss_symcomm.txt" <<'PY' || rc=1
 import sys

@@ -514,8 +514,13 @@ int main(int argc, char **argv) {
     test_one_process();
     printf("rank 0: two ranks in one process (one group; ncclCommInitAll) ok\n");
   }
+  /* nccl-tests frees its ncclMemAlloc buffers after destroying the communicators */
+  void *late = NULL;
+  NCCL_OK(ncclMemAlloc(&late, 4096));
   NCCL_OK(ncclCommFinalize(comm));
   NCCL_OK(ncclCommDestroy(comm));
+  NCCL_OK(ncclMemFree(late));
+  NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree(late));
   free(a);
   free(b);
   printf("rank %d: ok (init polled %d times)\n", g_rank, polls);

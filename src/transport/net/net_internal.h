@@ -71,6 +71,8 @@ typedef struct net_conn {
   } io;
 } net_conn_t;
 
+/* A slot's seq once a header claimed it (no message has this number). */
+#define NET_SLOT_CLAIMED UINT64_MAX
 typedef struct net_slot { /* a chunk granted to the sender, not landed yet */
   sc_net_msg_t *m;        /* NULL: free */
   uint64_t seq, chunk, offset, length;

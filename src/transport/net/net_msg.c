@@ -287,7 +287,9 @@ int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr
   for (int s = 0; s < ep->cfg.window; s++) {
     net_slot_t *sl = &p->slots[s];
     uint64_t seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
-    if (sl->m == NULL || seq != h->seq || sl->chunk != h->chunk)
+    /* A claimed slot (its number UINT64_MAX until its landing is settled) is
+     * no one's to claim, whatever number a header carries. */
+    if (sl->m == NULL || seq == NET_SLOT_CLAIMED || seq != h->seq || sl->chunk != h->chunk)
       continue;
     if (sl->offset != h->offset || sl->length != h->length) {
       snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
@@ -298,7 +300,7 @@ int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr
     }
     /* Claimed: a second header naming the same chunk, on this connection or
      * another read at the same time, finds no slot. */
-    if (__atomic_compare_exchange_n(&sl->seq, &seq, UINT64_MAX, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(&sl->seq, &seq, NET_SLOT_CLAIMED, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       return s;
   }
   snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "

@@ -192,9 +192,11 @@ bool sc_net_stage_poll(sc_net_t *net) {
          * end stops the quick polls. The engine's next ask finds it LOADED;
          * one loaded for a send that ended (failed) first is free again. */
         sc_result_t res = net->ops->event_query(st->copied);
-        if (res == SYMCOMM_IN_PROGRESS)
+        if (res == SYMCOMM_IN_PROGRESS) {
           busy = true;
-        else if (st->owner == NULL)
+          continue;
+        }
+        if (st->owner == NULL)
           st->state = SC_STAGE_FREE;
         else if (res == SYMCOMM_OK)
           st->state = SC_STAGE_LOADED;
@@ -202,6 +204,10 @@ bool sc_net_stage_poll(sc_net_t *net) {
           sc_net_stage_copy_failed(st->owner, st->chunk, "the copy to host memory");
           st->owner = NULL; /* freed at the next poll */
         }
+        /* The engine, told "not yet" for this chunk (or refused a free one)
+         * earlier in this turn, asks again only on a later turn: and no copy
+         * is left to watch, so no hint brings one. */
+        sc_net_wake();
         continue;
       }
       if (st->state != SC_STAGE_UNLOADING)

@@ -272,19 +272,9 @@ void net_chunk_sent(sc_net_endpoint_t *ep, net_peer_t *p, net_chunk_out_t *co) {
 
 int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h, char *why, size_t len) {
   net_peer_t *p = c->peer;
-  char op[160];
-  net_peer_op_name(p, op, sizeof(op));
-  if (h->magic != SC_NET_CHUNK_MAGIC) {
-    snprintf(why, len, "%s: data connection %d brought bytes that are not a chunk header; nothing of them was written",
-             op, c->index);
-    return -1;
-  }
-  if (h->comm_id != ep->cfg.comm_id) {
-    snprintf(why, len, "%s: data connection %d brought a chunk of communicator 0x%llx (this is 0x%llx); nothing of it was written",
-             op, c->index, (unsigned long long)h->comm_id, (unsigned long long)ep->cfg.comm_id);
-    return -1;
-  }
-  for (int s = 0; s < ep->cfg.window; s++) {
+  const net_slot_t *clash = NULL; /* the slot of that chunk, granted at another offset or length */
+  bool header = h->magic == SC_NET_CHUNK_MAGIC, ours = h->comm_id == ep->cfg.comm_id;
+  for (int s = 0; header && ours && s < ep->cfg.window; s++) {
     net_slot_t *sl = &p->slots[s];
     uint64_t seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
     /* A claimed slot (its number UINT64_MAX until its landing is settled) is
@@ -292,21 +282,33 @@ int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr
     if (sl->m == NULL || seq == NET_SLOT_CLAIMED || seq != h->seq || sl->chunk != h->chunk)
       continue;
     if (sl->offset != h->offset || sl->length != h->length) {
-      snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
-               "but that chunk was granted at offset %llu, %llu bytes; nothing of it was written",
-               op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
-               (unsigned long long)h->length, (unsigned long long)sl->offset, (unsigned long long)sl->length);
-      return -1;
+      clash = sl;
+      break;
     }
     /* Claimed: a second header naming the same chunk, on this connection or
      * another read at the same time, finds no slot. */
     if (__atomic_compare_exchange_n(&sl->seq, &seq, NET_SLOT_CLAIMED, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       return s;
   }
-  snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "
-           "which this rank did not grant (or another connection brought it too); nothing of it was written",
-           op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
-           (unsigned long long)h->length);
+  /* Only a failure pays for the sentence (this runs for every chunk). */
+  char op[160];
+  net_peer_op_name(p, op, sizeof(op));
+  if (!header)
+    snprintf(why, len, "%s: data connection %d brought bytes that are not a chunk header; nothing of them was written",
+             op, c->index);
+  else if (!ours)
+    snprintf(why, len, "%s: data connection %d brought a chunk of communicator 0x%llx (this is 0x%llx); nothing of it was written",
+             op, c->index, (unsigned long long)h->comm_id, (unsigned long long)ep->cfg.comm_id);
+  else if (clash != NULL)
+    snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
+             "but that chunk was granted at offset %llu, %llu bytes; nothing of it was written",
+             op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+             (unsigned long long)h->length, (unsigned long long)clash->offset, (unsigned long long)clash->length);
+  else
+    snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "
+             "which this rank did not grant (or another connection brought it too); nothing of it was written",
+             op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+             (unsigned long long)h->length);
   return -1;
 }
 

@@ -11,15 +11,12 @@ typedef struct shim_call {
   size_t elem;
 } shim_call_t;
 
-/* factor: how many count-sized blocks the largest buffer holds (nranks for
+/* On a held comm. factor: how many count-sized blocks the largest buffer holds (nranks for
  * all-gather's output, 1 for all-reduce). reduce: the call takes op. */
 static ncclResult_t shim_coll_begin(ncclComm_t comm, cudaStream_t stream, ncclDataType_t t,
                                     ncclRedOp_t op, bool reduce, size_t count, bool per_rank,
                                     const char *call, shim_call_t *c) {
-  ncclResult_t res = shim_comm_ready(comm, call);
-  if (res != ncclSuccess)
-    return res;
-  res = reduce ? shim_reduce_type(t, op, call, &c->dtype, &c->op, &c->elem)
+  ncclResult_t res = reduce ? shim_reduce_type(t, op, call, &c->dtype, &c->op, &c->elem)
                : shim_move_type(t, call, &c->dtype, &c->elem);
   size_t bytes;
   if (res == ncclSuccess)
@@ -44,14 +41,19 @@ static const struct {
     [SHIM_ALLTOALL] = {"ncclAlltoAll", false, true},
 };
 
-static ncclResult_t shim_coll(enum shim_coll kind, const void *sendbuff, void *recvbuff, size_t count,
-                              ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                              cudaStream_t stream) {
+static ncclResult_t shim_coll_call(enum shim_coll kind, const void *sendbuff, void *recvbuff,
+                                   size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                   ncclComm_t comm, cudaStream_t stream) {
   shim_call_t c;
-  ncclResult_t res = shim_coll_begin(comm, stream, datatype, op, shim_colls[kind].reduce, count,
-                                     shim_colls[kind].per_rank, shim_colls[kind].name, &c);
+  ncclResult_t res = shim_comm_hold(comm, true, shim_colls[kind].name);
   if (res != ncclSuccess)
     return res;
+  res = shim_coll_begin(comm, stream, datatype, op, shim_colls[kind].reduce, count,
+                        shim_colls[kind].per_rank, shim_colls[kind].name, &c);
+  if (res != ncclSuccess) {
+    shim_comm_release(comm);
+    return res;
+  }
   symcomm_comm_t sc = comm->sc;
   symcomm_result_t r = SYMCOMM_ERR_INTERNAL;
   switch (kind) {
@@ -63,7 +65,18 @@ static ncclResult_t shim_coll(enum shim_coll kind, const void *sendbuff, void *r
   case SHIM_ALLTOALL: r = symcomm_alltoall(sendbuff, recvbuff, count, c.dtype, sc, c.stream); break;
   }
   res = shim_result(r, sc);
-  return res == ncclSuccess ? shim_stream_done(comm, c.sync) : res;
+  if (res == ncclSuccess)
+    res = shim_stream_done(comm, c.sync);
+  shim_comm_release(comm);
+  return res;
+}
+
+static ncclResult_t shim_coll(enum shim_coll kind, const void *sendbuff, void *recvbuff, size_t count,
+                              ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+                              cudaStream_t stream) {
+  ncclResult_t res = shim_coll_call(kind, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+  shim_group_note(res);
+  return res;
 }
 
 SHIM_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,

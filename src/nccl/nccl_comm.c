@@ -10,13 +10,20 @@
 #include "shim.h"
 
 static pthread_mutex_t shim_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shim_released = PTHREAD_COND_INITIALIZER;
 static struct ncclComm *shim_registry;
 
-static bool shim_registered(ncclComm_t comm) {
+/* With shim_registry_lock held. */
+static bool shim_listed(ncclComm_t comm) {
   bool found = false;
-  pthread_mutex_lock(&shim_registry_lock);
   for (struct ncclComm *c = shim_registry; c != NULL && !found; c = c->next)
     found = c == comm;
+  return found;
+}
+
+static bool shim_registered(ncclComm_t comm) {
+  pthread_mutex_lock(&shim_registry_lock);
+  bool found = shim_listed(comm);
   pthread_mutex_unlock(&shim_registry_lock);
   return found;
 }
@@ -48,14 +55,17 @@ ncclComm_t shim_comm_any(int device) {
   return on != NULL ? on : any;
 }
 
-ncclResult_t shim_comm_live(ncclComm_t comm, const char *call) {
+/* Why a handle that is not in the registry is refused. */
+static ncclResult_t shim_comm_refuse(ncclComm_t comm, const char *call) {
   if (comm == NULL)
     return shim_fail(ncclInvalidArgument, "%s: the communicator is NULL", call);
-  if (!shim_registered(comm))
-    return shim_fail(ncclInvalidArgument,
-                     "%s: %p is not a live communicator (destroyed, aborted, or never made)", call,
-                     (void *)comm);
-  return ncclSuccess;
+  return shim_fail(ncclInvalidArgument,
+                   "%s: %p is not a live communicator (destroyed, aborted, or never made)", call,
+                   (void *)comm);
+}
+
+ncclResult_t shim_comm_live(ncclComm_t comm, const char *call) {
+  return comm != NULL && shim_registered(comm) ? ncclSuccess : shim_comm_refuse(comm, call);
 }
 
 /* Joins comm's init thread once it has finished (or, with wait, until it has). */
@@ -69,10 +79,8 @@ static void shim_comm_join(ncclComm_t comm, bool wait) {
     pthread_join(comm->init_thread, NULL);
 }
 
-ncclResult_t shim_comm_ready(ncclComm_t comm, const char *call) {
-  ncclResult_t res = shim_comm_live(comm, call);
-  if (res != ncclSuccess)
-    return res;
+/* Whether a live comm is ready for work: else the result and sentence. */
+static ncclResult_t shim_comm_state(ncclComm_t comm, const char *call) {
   switch (atomic_load(&comm->state)) {
   case SHIM_READY: return ncclSuccess;
   case SHIM_PENDING:
@@ -84,6 +92,40 @@ ncclResult_t shim_comm_ready(ncclComm_t comm, const char *call) {
     return shim_fail(comm->init_result, "%s: the communicator's init failed: %s", call,
                      comm->init_error);
   }
+}
+
+ncclResult_t shim_comm_ready(ncclComm_t comm, const char *call) {
+  ncclResult_t res = shim_comm_live(comm, call);
+  return res == ncclSuccess ? shim_comm_state(comm, call) : res;
+}
+
+ncclResult_t shim_comm_hold(ncclComm_t comm, bool ready, const char *call) {
+  pthread_mutex_lock(&shim_registry_lock);
+  bool live = comm != NULL && shim_listed(comm);
+  if (live)
+    comm->holds++;
+  pthread_mutex_unlock(&shim_registry_lock);
+  if (!live)
+    return shim_comm_refuse(comm, call);
+  ncclResult_t res = ready ? shim_comm_state(comm, call) : ncclSuccess;
+  if (res != ncclSuccess)
+    shim_comm_release(comm);
+  return res;
+}
+
+void shim_comm_release(ncclComm_t comm) {
+  pthread_mutex_lock(&shim_registry_lock);
+  if (--comm->holds == 0)
+    pthread_cond_broadcast(&shim_released);
+  pthread_mutex_unlock(&shim_registry_lock);
+}
+
+/* Waits until no call holds comm (it is out of the registry: no new hold comes). */
+static void shim_comm_unheld(ncclComm_t comm) {
+  pthread_mutex_lock(&shim_registry_lock);
+  while (comm->holds > 0)
+    pthread_cond_wait(&shim_released, &shim_registry_lock);
+  pthread_mutex_unlock(&shim_registry_lock);
 }
 
 /* The caller's current CUDA device where the process has a CUDA runtime (as
@@ -202,17 +244,19 @@ ncclResult_t shim_comm_wait(ncclComm_t comm) {
 
 static void shim_comm_teardown(ncclComm_t comm, bool abort) {
   shim_comm_join(comm, true);
+  /* The abort ends the waits of calls in other threads; they still read comm. */
+  if (abort && comm->sc != NULL)
+    symcomm_comm_abort(comm->sc);
+  shim_comm_unheld(comm);
   if (comm->sc != NULL) {
-    if (abort)
-      symcomm_comm_abort(comm->sc);
     shim_mem_forget(comm);
     shim_stream_release(comm);
   }
 }
 
 /* Makes one rank's communicator: inline, in the group, or in a thread. */
-static ncclResult_t shim_init(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
-                              const ncclConfig_t *config, const char *call) {
+static ncclResult_t shim_init_call(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                                   const ncclConfig_t *config, const char *call) {
   shim_config_t cfg;
   ncclResult_t res = shim_config_read(config, call, &cfg);
   if (res != ncclSuccess)
@@ -248,6 +292,13 @@ static ncclResult_t shim_init(ncclComm_t *out, int nranks, const ncclUniqueId *i
   }
   *out = comm;
   return ncclSuccess;
+}
+
+static ncclResult_t shim_init(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
+                              const ncclConfig_t *config, const char *call) {
+  ncclResult_t res = shim_init_call(out, nranks, id, rank, config, call);
+  shim_group_note(res);
+  return res;
 }
 
 SHIM_API ncclResult_t ncclGetVersion(int *version) {
@@ -331,13 +382,25 @@ SHIM_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *de
   return res;
 }
 
+static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                    ncclConfig_t *config, const char *call);
+
 SHIM_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                     ncclConfig_t *config) {
   const char *call = "ncclCommSplit";
+  ncclResult_t res = shim_comm_hold(comm, true, call);
+  if (res != ncclSuccess)
+    return res;
+  res = shim_comm_split(comm, color, key, newcomm, config, call);
+  shim_comm_release(comm);
+  return res;
+}
+
+/* ncclCommSplit on a held comm. */
+static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                    ncclConfig_t *config, const char *call) {
   shim_config_t cfg;
-  ncclResult_t res = shim_comm_ready(comm, call);
-  if (res == ncclSuccess)
-    res = shim_config_read(config, call, &cfg);
+  ncclResult_t res = shim_config_read(config, call, &cfg);
   if (res != ncclSuccess)
     return res;
   if (newcomm == NULL)
@@ -371,8 +434,12 @@ SHIM_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
 }
 
 SHIM_API ncclResult_t ncclCommFinalize(ncclComm_t comm) {
-  ncclResult_t res = shim_comm_ready(comm, "ncclCommFinalize");
-  return res == ncclSuccess ? shim_stream_drain(comm) : res;
+  ncclResult_t res = shim_comm_hold(comm, true, "ncclCommFinalize");
+  if (res != ncclSuccess)
+    return res;
+  res = shim_stream_drain(comm);
+  shim_comm_release(comm);
+  return res;
 }
 
 static ncclResult_t shim_comm_end(ncclComm_t comm, bool abort, const char *call) {
@@ -396,10 +463,21 @@ SHIM_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return shim_comm_end(comm, true, "ncclCommAbort");
 }
 
+static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError);
+
+/* PyTorch's watchdog calls it from its own thread all the time, so it holds
+ * comm against an ncclCommAbort of another thread. */
 SHIM_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
-  ncclResult_t res = shim_comm_live(comm, "ncclCommGetAsyncError");
+  ncclResult_t res = shim_comm_hold(comm, false, "ncclCommGetAsyncError");
   if (res != ncclSuccess)
     return res;
+  res = shim_comm_async_error(comm, asyncError);
+  shim_comm_release(comm);
+  return res;
+}
+
+static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError) {
+  ncclResult_t res;
   if (asyncError == NULL)
     return shim_fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
   shim_comm_join(comm, false);

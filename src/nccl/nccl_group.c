@@ -5,6 +5,7 @@
  * nccl-tests does), the sends of a rank to itself (paired with its receives
  * and done as copies: symcomm's sends take another rank), and the waits that
  * NULL streams on simulated GPUs ask for. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "shim.h"
@@ -23,11 +24,21 @@ typedef struct shim_group {
   int ninits, nsyncs, cap_inits, cap_syncs;
   shim_self_t *selfs;
   int nselfs, cap_selfs;
+  ncclResult_t error; /* the first call of the group that failed, and its sentence */
+  char why[512];
 } shim_group_t;
 
 static __thread shim_group_t shim_group;
 
 bool shim_in_group(void) { return shim_group.depth > 0; }
+
+void shim_group_note(ncclResult_t res) {
+  shim_group_t *g = &shim_group;
+  if (g->depth == 0 || res == ncclSuccess || res == ncclInProgress || g->error != ncclSuccess)
+    return;
+  g->error = res;
+  snprintf(g->why, sizeof(g->why), "%s", ncclGetLastError(NULL));
+}
 
 /* Makes room for one more element of an array that grows. */
 static ncclResult_t shim_grow(void **array, int count, int *cap, size_t elem) {
@@ -90,8 +101,12 @@ static ncclResult_t shim_group_selfs(shim_group_t *g) {
       return shim_fail(ncclInvalidArgument,
                        "ncclGroupEnd: rank %d sends %zu bytes to itself but receives %zu",
                        s->comm->rank, s->bytes, r->bytes);
-    res = shim_result(symcomm_copy(r->buf, s->buf, s->bytes, s->comm->sc, r->stream), s->comm->sc);
+    ncclComm_t comm = s->comm;
     s->comm = r->comm = NULL;
+    if ((res = shim_comm_hold(comm, true, "ncclGroupEnd")) != ncclSuccess)
+      return res;
+    res = shim_result(symcomm_copy(r->buf, s->buf, s->bytes, comm->sc, r->stream), comm->sc);
+    shim_comm_release(comm);
   }
   for (int j = 0; j < g->nselfs && res == ncclSuccess; j++)
     if (g->selfs[j].comm != NULL)
@@ -135,11 +150,23 @@ SHIM_API ncclResult_t ncclGroupEnd(void) {
     return res;
   if ((r = shim_group_selfs(g)) != ncclSuccess && (res == ncclSuccess))
     res = r;
-  for (int i = 0; i < g->nsyncs; i++)
-    if ((r = shim_stream_finish(g->syncs[i])) != ncclSuccess && res == ncclSuccess)
+  /* A communicator of the group may have ended since its call. */
+  for (int i = 0; i < g->nsyncs; i++) {
+    if ((r = shim_comm_hold(g->syncs[i], true, "ncclGroupEnd")) == ncclSuccess) {
+      r = shim_stream_finish(g->syncs[i]);
+      shim_comm_release(g->syncs[i]);
+    }
+    if (r != ncclSuccess && res == ncclSuccess)
       res = r;
+  }
   if ((r = shim_group_inits(g)) != ncclSuccess && res == ncclSuccess)
     res = r;
+  /* NCCL's ncclGroupEnd fails when a call of the group failed; symcomm cannot
+   * take back what the group's other calls queued, so they ran. */
+  if (g->error != ncclSuccess && (res == ncclSuccess || res == ncclInProgress))
+    res = shim_fail(g->error, "ncclGroupEnd: a call of the group failed, the group's other calls ran: %s",
+                    g->why);
+  g->error = ncclSuccess;
   g->ninits = g->nsyncs = g->nselfs = 0;
   return res;
 }

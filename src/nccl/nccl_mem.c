@@ -60,6 +60,14 @@ SHIM_API ncclResult_t ncclMemFree(void *ptr) {
   /* Freed with its communicator already: NCCL's programs (nccl-tests among
    * them) free buffers after destroying the communicators. */
   ncclResult_t res = a->comm == NULL ? ncclSuccess : shim_result(symcomm_mem_free(a->comm->sc, ptr), a->comm->sc);
+  if (res != ncclSuccess) {
+    /* still allocated (a window of it is registered): a later ncclMemFree may free it */
+    pthread_mutex_lock(&shim_alloc_lock);
+    a->next = shim_allocs;
+    shim_allocs = a;
+    pthread_mutex_unlock(&shim_alloc_lock);
+    return res;
+  }
   free(a);
   return res;
 }

@@ -62,6 +62,7 @@ struct ncclComm {
   bool cuda;     /* on the CUDA backend (else simulated GPUs) */
   bool blocking; /* config.blocking */
   _Atomic int state;
+  int holds; /* calls using it now (shim_comm_hold); under the registry's lock */
   ncclResult_t init_result;  /* once state is not PENDING */
   char init_error[512];      /* its sentence, for the thread that asks */
   pthread_t init_thread;
@@ -83,6 +84,11 @@ struct ncclComm {
 ncclResult_t shim_comm_ready(ncclComm_t comm, const char *call);
 /* Only that the handle is a live communicator (any state). */
 ncclResult_t shim_comm_live(ncclComm_t comm, const char *call);
+/* shim_comm_ready (ready) or shim_comm_live, and comm stays allocated until
+ * shim_comm_release: an ncclCommAbort or ncclCommDestroy from another thread
+ * ends a call's wait (abort) but frees comm only once no call holds it. */
+ncclResult_t shim_comm_hold(ncclComm_t comm, bool ready, const char *call);
+void shim_comm_release(ncclComm_t comm);
 /* Runs the communicator's symcomm init (its thread's body, or inline). */
 void shim_comm_run_init(ncclComm_t comm);
 /* Starts comm's init in a thread of its own; waits for it and gives its result. */
@@ -109,6 +115,9 @@ ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim
 /* ---- groups (nccl_group.c) */
 
 bool shim_in_group(void);
+/* A collective, send, receive or init inside a group ended with res: the
+ * outermost ncclGroupEnd then fails with the first such failure. */
+void shim_group_note(ncclResult_t res);
 /* Init of comm is to run at the outermost ncclGroupEnd. */
 ncclResult_t shim_group_add_init(ncclComm_t comm);
 /* After the outermost ncclGroupEnd, wait for comm's NULL-stream work. */

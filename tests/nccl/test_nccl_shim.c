@@ -354,6 +354,69 @@ static void test_bad_input(ncclComm_t comm, unsigned char *a, unsigned char *b, 
   check_reduced(b, 5, ncclInt32, ncclSum, 7, "all-reduce after bad input");
 }
 
+/* ---- failures inside groups, from other threads, of freeing */
+
+static void *abort_soon(void *comm) {
+  usleep(200000);
+  ncclResult_t r = ncclCommAbort((ncclComm_t)comm);
+  return (void *)(intptr_t)r;
+}
+
+static void test_failures(ncclComm_t comm, unsigned char *a, unsigned char *b) {
+  int right = (g_rank + 1) % g_nranks, left = (g_rank + g_nranks - 1) % g_nranks;
+  /* A refused call makes the group's end fail too (as NCCL's does); the
+   * group's other calls ran. */
+  fill_moved(a, 64, 300000, g_rank, 0);
+  reset(b, 64);
+  NCCL_OK(ncclGroupStart());
+  NCCL_OK(ncclSend(a, 16, ncclFloat32, right, comm, NULL));
+  NCCL_REFUSED(ncclInvalidArgument, "datatype", ncclAllReduce(a, b, 1, (ncclDataType_t)99, ncclSum, comm, NULL));
+  NCCL_OK(ncclRecv(b, 16, ncclFloat32, left, comm, NULL));
+  NCCL_REFUSED(ncclInvalidArgument, "datatype 99", ncclGroupEnd());
+  check_moved(b, 64, 300000, left, 0, "the ring of a group with a refused call");
+  NCCL_OK(ncclGroupStart());
+  NCCL_OK(ncclGroupEnd()); /* the failure does not outlive its group */
+
+  /* A communicator that ends inside an open group: the group's end refuses
+   * it rather than waiting on freed memory. */
+  ncclComm_t sub = NULL;
+  NCCL_OK(ncclCommSplit(comm, 0, g_rank, &sub, NULL));
+  fill_reduce(a, 5, ncclInt32, ncclSum, 31, g_rank);
+  NCCL_OK(ncclGroupStart());
+  NCCL_OK(ncclAllReduce(a, b, 5, ncclInt32, ncclSum, sub, NULL));
+  NCCL_OK(ncclCommDestroy(sub));
+  NCCL_REFUSED(ncclInvalidArgument, "not a live communicator", ncclGroupEnd());
+
+  /* ncclCommAbort from another thread ends rank 0's all-reduce that the
+   * others never join; the call returns an error, and comm outlives it. */
+  NCCL_OK(ncclCommSplit(comm, 0, g_rank, &sub, NULL));
+  if (g_rank == 0) {
+    pthread_t t;
+    void *aborted = NULL;
+    if (pthread_create(&t, NULL, abort_soon, sub) != 0)
+      FAIL("no thread");
+    ncclResult_t r = ncclAllReduce(a, b, 5, ncclInt32, ncclSum, sub, NULL);
+    pthread_join(t, &aborted);
+    if (r == ncclSuccess || (ncclResult_t)(intptr_t)aborted != ncclSuccess)
+      FAIL("all-reduce during an abort gave %d, the abort %d", (int)r, (int)(intptr_t)aborted);
+  }
+  fill_reduce(a, 5, ncclInt32, ncclSum, 32, g_rank);
+  NCCL_OK(ncclAllReduce(a, b, 5, ncclInt32, ncclSum, comm, NULL));
+  check_reduced(b, 5, ncclInt32, ncclSum, 32, "all-reduce after an abort of a split");
+  if (g_rank != 0)
+    NCCL_OK(ncclCommDestroy(sub));
+
+  /* ncclMemFree of a buffer with a window is refused, and it may be freed
+   * once the window is gone. */
+  void *mem = NULL;
+  ncclWindow_t win;
+  NCCL_OK(ncclMemAlloc(&mem, 4096));
+  NCCL_OK(ncclCommWindowRegister(comm, mem, 4096, &win, 0));
+  NCCL_REFUSED(ncclInvalidUsage, "window", ncclMemFree(mem));
+  NCCL_OK(ncclCommWindowDeregister(comm, win));
+  NCCL_OK(ncclMemFree(mem));
+}
+
 /* ---- split, memory, windows */
 
 static void test_split_and_windows(ncclComm_t comm, unsigned char *a, unsigned char *b) {
@@ -510,6 +573,8 @@ int main(int argc, char **argv) {
   printf("rank %d: bad input refused\n", g_rank);
   test_split_and_windows(comm, a, b);
   printf("rank %d: split, memory, windows ok\n", g_rank);
+  test_failures(comm, a, b);
+  printf("rank %d: failures in groups, an abort from a thread, ncclMemFree refused ok\n", g_rank);
   if (g_rank == 0) {
     test_one_process();
     printf("rank 0: two ranks in one process (one group; ncclCommInitAll) ok\n");

@@ -46,10 +46,12 @@ static bool shim_unregister(ncclComm_t comm) {
 ncclComm_t shim_comm_any(int device) {
   ncclComm_t any = NULL, on = NULL;
   pthread_mutex_lock(&shim_registry_lock);
-  for (ncclComm_t c = shim_registry; c != NULL && on == NULL; c = c->next)
+  /* The oldest (the registry is newest first): the world rather than a short
+   * split, since the buffer ends with the communicator it was made through. */
+  for (ncclComm_t c = shim_registry; c != NULL; c = c->next)
     if (atomic_load(&c->state) == SHIM_READY) {
-      any = any != NULL ? any : c;
-      on = c->device == device ? c : NULL;
+      any = c;
+      on = c->device == device ? c : on;
     }
   pthread_mutex_unlock(&shim_registry_lock);
   return on != NULL ? on : any;

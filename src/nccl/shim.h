@@ -94,8 +94,8 @@ void shim_comm_run_init(ncclComm_t comm);
 /* Starts comm's init in a thread of its own; waits for it and gives its result. */
 ncclResult_t shim_comm_start(ncclComm_t comm);
 ncclResult_t shim_comm_wait(ncclComm_t comm);
-/* A ready communicator of this process on `device` if one is (-1: any), else
- * any ready one, else NULL: what ncclMemAlloc allocates through. */
+/* The oldest ready communicator of this process on `device` if one is, else
+ * the oldest ready one, else NULL: what ncclMemAlloc allocates through. */
 ncclComm_t shim_comm_any(int device);
 /* The caller's current CUDA device where the process has a CUDA runtime, else -1. */
 int shim_current_device(void);

@@ -239,9 +239,22 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
   why = sc_dev_any(ctx, why);
-  if (why != 0 && sc_dev_leader(ctx))
-    sc_ll_fail(ctx, run, why, err);
-  return why;
+  if (why != 0) {
+    if (sc_dev_leader(ctx))
+      sc_ll_fail(ctx, run, why, err);
+    return why;
+  }
+  /* Every line came, yet a rank timed out waiting for this one's: it
+   * reported the call failed (this rank was stopped before it pushed, say),
+   * so this rank fails it too. */
+  if (sc_dev_leader(ctx)) {
+    int s = sc_coll_waited_for_me(d, &mark);
+    if (s >= 0) {
+      why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
+      sc_ll_fail(ctx, run, why, err);
+    }
+  }
+  return sc_dev_share(ctx, why);
 }
 
 #endif

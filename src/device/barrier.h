@@ -58,12 +58,13 @@ SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
  * loaded at once: it runs at every barrier. */
 SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, uint64_t *mark) {
   const sc_coll_sync_t *mine = d->sync[d->me];
-  uint64_t want = SC_SLOT_ERROR | (uint64_t)SC_RELAY_TIMED_OUT << 48 | (uint64_t)(uint32_t)(d->me + 1);
-  uint64_t mask = SC_SLOT_ERROR | 0xffull << 48 | 0xffffffull;
+  /* Whoever timed out (sc_dev_relay_pack's `named` field, bits 24-47, left
+   * out of the comparison), waiting for this rank. */
+  uint64_t want = sc_dev_relay_pack(SC_RELAY_TIMED_OUT, -1, d->me), named = 0xffffffull << 24;
   int found = -1;
   for (int s = d->nranks - 1; s >= 0; s--) {
     uint64_t m = sc_dev_load_poll(&mine->fail[s]);
-    if ((m & mask) == want) {
+    if ((m & ~named) == want) {
       found = s;
       *mark = m;
     }

@@ -11,7 +11,7 @@
 
 int64_t net_now_ms(void) { return sc_now_ms(); }
 
-static sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out) {
+sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out) {
   long long v = 0;
   bool set = false;
   SC_CHECK(sc_param_int(id, &v, &set));

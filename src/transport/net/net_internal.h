@@ -16,6 +16,7 @@
 #include "transport/net/net.h"
 #include "transport/net/net_engine.h"
 #include "transport/net/net_wire.h"
+#include "util/param.h"
 
 /* After one connection of a pair closes, what is still buffered from the
  * others may finish its messages; once nothing moved this long (or every
@@ -157,6 +158,8 @@ void net_thread_remove(sc_net_endpoint_t *ep);
 bool net_on_thread(void);
 
 /* net_endpoint.c */
+/* An integer parameter in [lo, hi], else INVALID_ARGUMENT naming the variable. */
+sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out);
 /* The endpoint's first failure: records it, calls cfg.fail, closes every
  * connection and finishes every message with res. Formats like printf. */
 void net_fail(sc_net_endpoint_t *ep, sc_result_t res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -251,10 +251,7 @@ void net_io_run(net_io_item_t *items, int n) {
 
 sc_result_t net_io_start(void) {
   long long want = 0;
-  SC_CHECK(sc_param_int(SC_PARAM_NET_THREADS, &want, NULL));
-  if (want < -1 || want > NET_IO_MAX_THREADS)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_NET_THREADS=%lld is out of range (-1 to %d)", want,
-                    NET_IO_MAX_THREADS);
+  SC_CHECK(net_param_range(SC_PARAM_NET_THREADS, -1, NET_IO_MAX_THREADS, &want));
   int n = (int)want;
   if (n < 0) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

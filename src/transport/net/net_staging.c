@@ -96,9 +96,9 @@ static bool sc_net_stage_load(sc_net_slot_t *s, sc_stage_t *st, uint64_t k) {
 static void sc_net_stage_load_ahead(sc_net_slot_t *s, uint64_t k) {
   uint64_t c = s->net->chunk_bytes, nchunks = (s->msg.bytes + c - 1) / c;
   for (uint64_t j = k + 1; j < nchunks && j <= k + (uint64_t)s->net->window; j++) {
-    if (sc_net_stage_find(s, j, false) != NULL)
-      continue;
-    sc_stage_t *st = sc_net_stage_find(s, j, true);
+    sc_stage_t *st = sc_net_stage_find(s, j, true); /* its own chunk, else a free one claimed */
+    if (st != NULL && st->state != SC_STAGE_FREE)
+      continue; /* loading or loaded already */
     if (st == NULL || !sc_net_stage_load(s, st, j))
       return;
   }

@@ -89,6 +89,8 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
     memmove(q->early, q->early + 1, (q->n_early - 1) * sizeof(*q->early));
     q->n_early--;
     net_size_check(ep, m);
+    if (ep->failed != SYMCOMM_OK)
+      return; /* a mismatch finished m with the failure: its owner may have freed it */
   }
   if (m->kind != SC_NET_SEND)
     return;

@@ -87,7 +87,7 @@ endif
 endif
 $(BUILD)/obj/src/backend/cuda/%.o: CFLAGS_ALL += -isystem $(CUDA_HOME)/include
 
-.PHONY: cuda-note test-gpu all lib tools examples tests run test check test-san test-tsan mutation install clean help
+.PHONY: cuda-note nccl-note test-gpu all lib tools examples tests run test check test-san test-tsan mutation install clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -141,6 +141,47 @@ $(GPU_BULK_FATBIN): tests/gpu/gpu_bulk_kernels.cu Makefile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCC_FLAGS) -fatbin -MMD -MF $@.d -o $@ $<
+
+# libnccl.so.2 (src/nccl/): NCCL's API over libsymcomm's public one, for
+# programs written against nccl.h (README.md, "libnccl.so.2"). It is built
+# against the machine's own nccl.h (/usr/include, else the CUDA folder), never
+# a copy, so enum values and struct layouts are NCCL's; where there is none the
+# build says so, writes the reason into lib/libnccl.skipped (its tests report
+# that as SKIP) and goes on without it. Only the ncclXxx calls are exported.
+NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h) $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/nccl.h)))
+# In a folder of its own, so that nothing that looks for NCCL in build/lib (the
+# tools' runpath, LD_LIBRARY_PATH=build/lib) takes symcomm's by accident.
+NCCL_LIB := $(BUILD)/lib/nccl/libnccl.so.2
+NCCL_SKIPPED := $(BUILD)/lib/libnccl.skipped
+NCCL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/nccl/*.c))
+NCCL_TEST := $(BUILD)/tests/nccl/test_nccl_shim
+# nccl.h includes cuda_runtime.h (types only: nothing links the CUDA runtime).
+NCCL_INC := $(if $(filter-out /usr/include/,$(dir $(NCCL_H))),-isystem $(dir $(NCCL_H))) \
+            $(if $(CUDA_HOME),-isystem $(CUDA_HOME)/include)
+$(BUILD)/obj/src/nccl/%.o $(BUILD)/obj/tests/nccl/%.o: CFLAGS_ALL += $(NCCL_INC)
+ifneq ($(NCCL_H),)
+lib: $(NCCL_LIB)
+tests: $(NCCL_TEST)
+else
+lib: nccl-note
+endif
+
+$(NCCL_LIB): $(NCCL_OBJS) src/nccl/libnccl.map $(SHLIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)rm -f $(NCCL_SKIPPED)
+	$(Q)$(CC) -shared -Wl,-soname,libnccl.so.2 -Wl,--version-script=src/nccl/libnccl.map $(LDFLAGS) \
+	  -Wl,-rpath,'$$ORIGIN/..' -o $@ $(NCCL_OBJS) -L$(BUILD)/lib -lsymcomm -pthread -ldl
+
+# The test is written against nccl.h alone and links libnccl.so.2 only.
+$(NCCL_TEST): $(BUILD)/obj/tests/nccl/test_nccl_shim.o $(NCCL_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread
+
+nccl-note:
+	@mkdir -p $(BUILD)/lib
+	@echo "no nccl.h found (/usr/include, $(if $(CUDA_HOME),$(CUDA_HOME)/include,no CUDA folder)): building without libnccl.so.2" | tee $(NCCL_SKIPPED)
 
 cuda-note:
 	@$(if $(filter 0,$(SAN)),echo "  (no nvcc found: building without the CUDA backend, libsymcomm_cuda.so; SYMCOMM_BACKEND=auto will use the simulated GPUs)",true)
@@ -215,7 +256,7 @@ test-san:
 
 # The threaded tests under ThreadSanitizer: abort racing split and destroy,
 # the threads that watch roots, run streams and serve roots.
-TSAN_TESTS := abort_race|fault_|leave_|unit_host_streams|unit_host_waits|unit_store|p2p_two_streams|net_engine_|net_p2p_sizes_2h|net_p2p_streams|net_coll_matrix_2x2
+TSAN_TESTS := abort_race|fault_|leave_|unit_host_streams|unit_host_waits|unit_store|p2p_two_streams|net_engine_|net_threads_|net_p2p_sizes_2h|net_p2p_streams|net_coll_matrix_2x2
 test-tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread tests
 	bash tests/run.sh build-tsan '$(TSAN_TESTS)'

@@ -419,6 +419,17 @@ SYMCOMM_API symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm
 SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,
                                           symcomm_comm_t comm, symcomm_stream_t stream);
 
+/* Copies bytes from src to dst, both buffers of this rank's device (as
+ * symcomm_put's src: on CUDA, memory of comm's GPU or page-locked host
+ * memory; on the simulated backend, any memory of the process), in the
+ * stream's order after its earlier work. Returns once the copy is queued;
+ * dst == src copies nothing; otherwise overlapping buffers are refused
+ * (INVALID_ARGUMENT). What a send to this rank itself would be: sends and
+ * receives take a peer other than the caller. Not part of a group: it is
+ * queued when called. */
+SYMCOMM_API symcomm_result_t symcomm_copy(void *dst, const void *src, size_t bytes,
+                                          symcomm_comm_t comm, symcomm_stream_t stream);
+
 /* Between start and end, sends and receives of this thread are collected and
  * queued together at end, so that a rank may post several that would
  * otherwise wait on each other (every rank sends right and receives left).

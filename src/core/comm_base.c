@@ -36,7 +36,8 @@ void sc_comm_note_error(struct symcomm_comm *comm) {
 /* How long a call whose wait failed gives the monitor to bring the root's
  * news of why: the root tells every watch as it answers the requests, and a
  * root that died closes the watches with the requests' connections. */
-#define SC_COMM_NEWS_MS 100
+#define SC_COMM_NEWS_MS 300 /* 100 was short on a loaded 2-core machine: a rank named the peer that
+                                poisoned its exchange instead of the rank that died */
 
 void sc_comm_await_news(struct symcomm_comm *comm, int64_t ms) {
   int64_t until = sc_now_ms() + ms;

@@ -59,6 +59,25 @@ SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
   return -1;
 }
 
+/* A rank that timed out waiting for this one (its mark names this rank as
+ * the one it waited for), with its mark; -1 if none did. All marks are
+ * loaded at once: it runs at every barrier. */
+SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, uint64_t *mark) {
+  const sc_coll_sync_t *mine = d->sync[d->me];
+  /* Whoever timed out (sc_dev_relay_pack's `named` field, bits 24-47, left
+   * out of the comparison), waiting for this rank. */
+  uint64_t want = sc_dev_relay_pack(SC_RELAY_TIMED_OUT, -1, d->me), named = 0xffffffull << 24;
+  int found = -1;
+  for (int s = d->nranks - 1; s >= 0; s--) {
+    uint64_t m = sc_dev_load_poll(&mine->fail[s]);
+    if ((m & ~named) == want) {
+      found = s;
+      *mark = m;
+    }
+  }
+  return found;
+}
+
 /* This rank's wait for barrier e of block b gave up (`why`): who had not
  * arrived goes into err, then the mark that tells the others. */
 SC_DEV_FN void sc_coll_give_up(const sc_coll_desc_t *d, uint32_t b, uint64_t e, int why,
@@ -225,6 +244,13 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
       return err->kind;
     }
   }
+  /* Every rank arrived, yet one timed out waiting for this one: it did not
+   * see this rank's arrival in time (this rank was stopped between its
+   * arrival stores, say) and reported the call failed, so this rank must not
+   * complete it behind its back. */
+  int late = sc_coll_waited_for_me(d, &mark);
+  if (late >= 0)
+    return sc_coll_fail_marked(ctx, d, b, e, late, mark, err);
   sc_dev_acquire(); /* what the peers wrote before arriving */
   sc_dev_progress(ctx); /* the timeout counts from the last barrier passed */
   if (tag != 0)

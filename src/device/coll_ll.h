@@ -183,6 +183,16 @@ SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, 
   sc_coll_mark(d, sc_dev_relay_mark(err, d->me, rank));
 }
 
+/* The leader: rank s's mark (s >= 0) fails this call here too; the
+ * SC_LL_WHY, or 0 when s < 0. */
+SC_DEV_FN int sc_ll_heard(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int s, sc_dev_error_t *err) {
+  if (s < 0)
+    return 0;
+  int why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
+  sc_ll_fail(ctx, run, why, err);
+  return why;
+}
+
 /* The leader: every peer's tag line of this block, compared with the call's.
  * 0, SC_LL_WHY of a failed wait, or SC_LL_FILLED: a tag differs (err
  * filled). */
@@ -220,13 +230,8 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
    * sent its part of this call; nothing goes out once that is known. */
   int why = 0;
   uint64_t mark;
-  if (sc_dev_leader(ctx)) {
-    int s = sc_coll_marked(d, &mark);
-    if (s >= 0) {
-      why = SC_LL_WHY(SC_DEV_COLL_FAILED, s);
-      sc_ll_fail(ctx, run, why, err);
-    }
-  }
+  if (sc_dev_leader(ctx))
+    why = sc_ll_heard(ctx, run, sc_coll_marked(d, &mark), err);
   why = sc_dev_share(ctx, why);
   if (why != 0)
     return why;
@@ -267,9 +272,17 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
   why = sc_dev_any(ctx, why);
-  if (why != 0 && sc_dev_leader(ctx))
-    sc_ll_fail(ctx, run, why, err);
-  return why;
+  if (why != 0) {
+    if (sc_dev_leader(ctx))
+      sc_ll_fail(ctx, run, why, err);
+    return why;
+  }
+  /* Every line came, yet a rank timed out waiting for this one's: it
+   * reported the call failed (this rank was stopped before it pushed, say),
+   * so this rank fails it too. */
+  if (sc_dev_leader(ctx))
+    why = sc_ll_heard(ctx, run, sc_coll_waited_for_me(d, &mark), err);
+  return sc_dev_share(ctx, why);
 }
 
 #endif

@@ -52,10 +52,12 @@ SC_PARAM(NET_STAGING, "SYMCOMM_NET_STAGING", INT, "0",
 /* network between hosts (src/transport/net/) */
 SC_PARAM(NET_SOCKETS, "SYMCOMM_NET_SOCKETS", INT, "4",
          "data connections per directed pair of ranks on different hosts (1 to 64); each chunk goes on the least loaded")
-SC_PARAM(NET_CHUNK_BYTES, "SYMCOMM_NET_CHUNK_BYTES", INT, "524288",
+SC_PARAM(NET_CHUNK_BYTES, "SYMCOMM_NET_CHUNK_BYTES", INT, "1048576",
          "messages between hosts move in chunks of this many bytes (4096 to 1 GiB); the same on every rank")
-SC_PARAM(NET_WINDOW, "SYMCOMM_NET_WINDOW", INT, "16",
+SC_PARAM(NET_WINDOW, "SYMCOMM_NET_WINDOW", INT, "32",
          "chunks in flight per directed pair of ranks on different hosts (1 to 1024)")
+SC_PARAM(NET_THREADS, "SYMCOMM_NET_THREADS", INT, "-1",
+         "helper threads per process that move the bytes of data connections between hosts within the network thread's turn (0 to 32; -1: one per 4 cores, at most 8)")
 SC_PARAM(NET_FAULT, "SYMCOMM_NET_FAULT", STRING, NULL,
          "testing only: seq = the third chunk this process sends between hosts carries the next message's number (its receiver must fail, writing nothing)")
 
@@ -109,3 +111,14 @@ SC_PARAM(SLURM_STEP_ID, "SLURM_STEP_ID", STRING, NULL, "Slurm: the job step's id
 /* read from CUDA's environment (topology from NVML, issue 8) */
 SC_PARAM(CUDA_VISIBLE_DEVICES, "CUDA_VISIBLE_DEVICES", STRING, NULL,
          "CUDA: the GPUs a process sees; indices into NVML's GPUs map CUDA device numbers to bus ids in the host topology read from NVML")
+
+/* read by libnccl.so.2, the NCCL shim (src/nccl/nccl_env.c), and only there:
+ * each sets its symcomm variable where that is unset */
+SC_PARAM(NCCL_DEBUG, "NCCL_DEBUG", STRING, NULL,
+         "libnccl.so.2: WARN, INFO or TRACE (VERSION = WARN) set SYMCOMM_DEBUG")
+SC_PARAM(NCCL_SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, NULL,
+         "libnccl.so.2: sets SYMCOMM_SOCKET_IFNAME (the same syntax)")
+SC_PARAM(NCCL_COMM_ID, "NCCL_COMM_ID", STRING, NULL,
+         "libnccl.so.2: host:port, sets SYMCOMM_ADDR (ncclGetUniqueId serves the root there: call it on one process)")
+SC_PARAM(NCCL_HOSTID, "NCCL_HOSTID", STRING, NULL,
+         "libnccl.so.2: a simulated host number 0..255, sets SYMCOMM_HOSTID (other values fail init)")

@@ -182,16 +182,18 @@ gpus fault_abort_thread 4 && step fault_abort_thread 90 bash tests/gpu/faults.sh
 gpus fault_peer_abort 4 && step fault_peer_abort 90 bash tests/gpu/faults.sh "$B" abort
 # Between simulated hosts on the GPUs (issue 10): the NET program posts to the
 # host, the progress thread stages GPU data through pinned memory; collectives
-# across hosts combine with the REDUCE program. Ranks of different simulated
-# hosts may share a GPU (each host's local rank picks the device).
+# across hosts combine with the REDUCE program. Simulated hosts share the
+# machine's GPUs: each rank takes its own (its index among the machine's ranks).
 hjob() { # NAME TIMEOUT N HOSTS PROGRAM ARGS...
   local name=$1 limit=$2 n=$3 hosts=$4
   shift 4
-  gpus "$name" 2 || return 0
+  gpus "$name" "$n" || return 0 # simulated hosts share the GPUs: a rank each
   step "$name" "$limit" env SYMCOMM_BACKEND=cuda SYMCOMM_TIMEOUT="${JOB_WAIT_S:-60}" \
     "$B/bin/symcomm-run" -n "$n" --hosts "$hosts" --timeout $((limit - 10)) -- "$@"
 }
 hjob net_p2p_sizes_2h 150 2 2 "$mp/test_p2p" sizes
+hjob net_p2p_sizes_2h_threads 150 2 2 env SYMCOMM_NET_THREADS=8 "$mp/test_p2p" sizes
+hjob net_coll_matrix_2h 300 2 2 "$mp/test_coll" matrix
 hjob net_p2p_sizes_4x2h 180 4 2 "$mp/test_p2p" sizes
 hjob net_p2p_ring_4h 120 4 4 "$mp/test_p2p" ring
 hjob net_coll_matrix_2x2 300 4 2 "$mp/test_coll" matrix

@@ -1,7 +1,7 @@
 /* The network engine (src/transport/net/) between processes on loopback,
  * without communicators: a parent forks the ranks, passes each one every
  * rank's address through pipes, and watches (or kills, or stops) them.
- *   test_net_engine sizes N       0, 1, 4095, 512 KiB - 1, 512 KiB, 512 KiB + 1, 64 MiB + 3
+ *   test_net_engine sizes N       0, 1, 4095, 1 MiB - 1, 1 MiB, 1 MiB + 1, 64 MiB + 3
  *                                 between N ranks, every pair both ways, one size at a time
  *   test_net_engine peers N       many sizes to and from every peer, all posted at once
  *   test_net_engine many          1000 small messages back to back each way (finish in order)
@@ -16,6 +16,10 @@
  *   test_net_engine sigstop WHO   SIGSTOP of one: the other fails after its 2 s timeout
  *   test_net_engine fault_seq     the sender stamps a wrong message number on a chunk
  *                                 (SYMCOMM_NET_FAULT=seq): the receiver fails, writes nothing of it
+ *   test_net_engine dup_header    rank 1, played by raw sockets that know the token, sends a
+ *                                 granted chunk, then in the same write a second header for it
+ *                                 numbered as a claimed slot is marked: the receiver fails, the
+ *                                 second payload lands nowhere
  *   test_net_engine bench BYTES SOCKETS ITERS   loopback bandwidth (not a test)
  * Data depends on sender, receiver, message and byte index; receive buffers
  * start as a sentinel with guard bytes around them. */
@@ -328,7 +332,7 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
 
 /* ---- scenarios, as run by each rank */
 
-static const uint64_t edge_sizes[] = {0, 1, 4095, 512 * KIB - 1, 512 * KIB, 512 * KIB + 1, 64 * MIB + 3};
+static const uint64_t edge_sizes[] = {0, 1, 4095, 1 * MIB - 1, 1 * MIB, 1 * MIB + 1, 64 * MIB + 3}; /* around the default chunk */
 
 static void rank_sizes(void) {
   for (int i = 0; i < (int)(sizeof(edge_sizes) / sizeof(edge_sizes[0])); i++)
@@ -577,6 +581,73 @@ typedef struct job {
   sc_net_addr_t addrs[MAX_RANKS];
 } job_t;
 
+static sc_net_addr_t g_addrs[MAX_RANKS];
+
+static int dup_connect(const sc_net_hello_t *h) {
+  char text[96];
+  sc_net_default_ops()->addr_text(&g_addrs[0], text, sizeof(text));
+  sc_sockaddr_t sa;
+  TEST_OK(sc_sockaddr_parse(text, -1, &sa));
+  int fd;
+  TEST_OK(sc_socket_connect(&sa, sc_deadline_after(5000), -1, &fd));
+  TEST_OK(sc_socket_send_all(fd, h, sizeof(*h), sc_deadline_after(5000), -1, "rank 0"));
+  return fd;
+}
+
+/* A claimed slot is marked with message number UINT64_MAX until the progress
+ * thread settles its landing: a header with that number must not claim it again. */
+static void rank_dup_header(void) {
+  size_t cb = me.cfg.chunk_bytes;
+  if (me.rank == 0) {
+    tmsg_t *t = tmsg_new(SC_NET_RECV, 1, cb, 0, false);
+    post(t);
+    wait_all(&t, 1, 30);
+    expect_failed(t, SYMCOMM_ERR_REMOTE, "the receive");
+    expect_fail_sentence(SYMCOMM_ERR_REMOTE, "chunk 0", "did not grant");
+    size_t wrong = td_count_wrong(t->buf.data, cb, t->seed, t->from), untouched = 0;
+    for (size_t i = 0; i < cb; i++)
+      untouched += t->buf.data[i] == TD_SENTINEL;
+    TEST_ASSERT(wrong <= untouched, "%zu bytes neither the sender's nor untouched", wrong - untouched);
+    td_check_guards(t->buf.data, t->buf.bytes, "dup_header");
+    printf("rank 0: failed as it should: %s\n", me.fail_text);
+    tmsg_free(t);
+    return;
+  }
+  sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
+                      .token = TOKEN, .from = 1, .to = 0, .count = (uint32_t)(1 + me.cfg.sockets),
+                      .chunk_bytes = cb};
+  int ctrl = dup_connect(&h);
+  h.index = 1;
+  int data = dup_connect(&h);
+  sc_net_rec_t size = {.type = SC_NET_REC_SIZE, .seq = 0, .a = cb};
+  TEST_OK(sc_socket_send_all(ctrl, &size, sizeof(size), sc_deadline_after(5000), -1, "rank 0"));
+  for (;;) {
+    sc_net_rec_t r;
+    TEST_OK(sc_socket_recv_all(ctrl, &r, sizeof(r), sc_deadline_after(10000), -1, "rank 0"));
+    if (r.type == SC_NET_REC_GRANT && r.seq == 0 && r.a == 0 && r.b == 1)
+      break;
+  }
+  size_t one = sizeof(sc_net_chunk_hdr_t) + cb;
+  uint8_t *wire = malloc(2 * one);
+  TEST_ASSERT(wire != NULL);
+  sc_net_chunk_hdr_t hdr = {.magic = SC_NET_CHUNK_MAGIC, .comm_id = COMM_ID, .seq = 0, .chunk = 0, .offset = 0,
+                            .length = cb};
+  memcpy(wire, &hdr, sizeof(hdr));
+  td_fill(wire + sizeof(hdr), cb, msg_seed(1, 0, 0), 1);
+  hdr.seq = UINT64_MAX;
+  memcpy(wire + one, &hdr, sizeof(hdr));
+  memset(wire + one + sizeof(hdr), 0x3c, cb);
+  /* One write: the receiver reads both headers in one turn, before it settles the first landing. */
+  TEST_OK(sc_socket_send_all(data, wire, 2 * one, sc_deadline_after(5000), -1, "rank 0"));
+  char c[sizeof(sc_net_rec_t)];
+  /* Until rank 0 closes (it failed), or 10 s: its sentence is its side's to check. */
+  while (sc_socket_recv_all(ctrl, c, sizeof(c), sc_deadline_after(10000), -1, "rank 0") == SYMCOMM_OK)
+    ;
+  free(wire);
+  close(data);
+  close(ctrl);
+}
+
 static const char *g_mode;
 static char **g_argv;
 
@@ -610,11 +681,14 @@ static void rank_main(int rank, int nranks, int up, int down) {
     cfg.sockets = atoi(g_argv[3]);
   if (strcmp(g_mode, "fault_seq") == 0 && rank == 1)
     setenv("SYMCOMM_NET_FAULT", "seq", 1);
+  if (strcmp(g_mode, "dup_header") == 0)
+    cfg.chunk_bytes = 4096;
   me.cfg = cfg;
   sc_net_addr_t addr, addrs[MAX_RANKS];
   TEST_OK(sc_net_endpoint_open(&cfg, &me.ep, &addr));
   TEST_ASSERT(write(up, &addr, sizeof(addr)) == (ssize_t)sizeof(addr));
   read_full(down, addrs, sizeof(addrs[0]) * (size_t)nranks);
+  memcpy(g_addrs, addrs, sizeof(addrs[0]) * (size_t)nranks);
   bool remote[MAX_RANKS];
   for (int r = 0; r < nranks; r++)
     remote[r] = r != rank;
@@ -636,6 +710,8 @@ static void rank_main(int rank, int nranks, int up, int down) {
     rank_stream();
   else if (strcmp(g_mode, "fault_seq") == 0)
     rank_fault_seq();
+  else if (strcmp(g_mode, "dup_header") == 0)
+    rank_dup_header();
   else if (strcmp(g_mode, "bench") == 0)
     rank_bench(strtoull(g_argv[2], NULL, 0), atoi(g_argv[4]));
   sc_net_endpoint_close(me.ep);
@@ -754,7 +830,7 @@ static void stray_visit(const job_t *job, int r) {
 
 static int usage(void) {
   fprintf(stderr, "usage: test_net_engine sizes N | peers N | many | staging | mismatch | stray | "
-                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | bench BYTES SOCKETS ITERS\n");
+                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | bench BYTES SOCKETS ITERS\n");
   return 2;
 }
 
@@ -796,7 +872,7 @@ int main(int argc, char **argv) {
     }
     sc_net_config_t c = {0};
     TEST_OK(sc_net_config_from_env(&c));
-    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 512 * KIB && c.window == 16);
+    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32);
   }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)

@@ -71,6 +71,8 @@ typedef struct perf_engine_ops {
 
 extern const perf_engine_ops_t perf_engine_symcomm;
 extern const perf_engine_ops_t perf_engine_nccl;
+/* The libnccl.so.2 the NCCL engine loads (--nccl-lib); NULL: the loader's. */
+void perf_engine_nccl_library(const char *path);
 
 /* ---- the harness (bench.c) */
 typedef struct perf_bench {

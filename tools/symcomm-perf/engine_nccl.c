@@ -6,6 +6,14 @@
  * success, the unique id is 128 bytes passed by value to ncclCommInitRank,
  * and the dtype and reduction codes differ from symcomm's (mapped below).
  *
+ * --nccl-lib PATH names the library to load (default: libnccl.so.2 as the
+ * dynamic loader finds it, which must then be NCCL's: symcomm's own lives in
+ * build/lib/nccl/, outside the tools' runpath, but LD_LIBRARY_PATH may point
+ * there; that is refused, not measured as NCCL). Where the library is
+ * symcomm's and there is no CUDA runtime or no GPU, the engine runs on the
+ * simulated GPUs: host memory for buffers, a NULL stream (each call returns
+ * once its work is done), nothing to synchronize.
+ *
  * Rank 0 makes the unique id and broadcasts it through the job's symcomm
  * communicator, so the engine runs under the same launchers as symcomm. Each
  * rank uses GPU (local rank mod GPU count). All-to-all is a group of sends
@@ -76,6 +84,7 @@ typedef struct nc_engine {
   nccl_api_t api;
   const perf_cudart_t *rt;
   int registered, device, ndev;
+  int host; /* symcomm's libnccl.so.2 on simulated GPUs */
   nccl_comm_t comm;
   cuda_stream_t stream;
   struct {
@@ -118,13 +127,30 @@ static const nc_sym_t nc_syms[] = {
     NC_SYM(WindowDeregister, "ncclCommWindowDeregister", 1, 2),
 };
 
+static const char *nc_library; /* --nccl-lib, or NULL */
+
+void perf_engine_nccl_library(const char *path) { nc_library = path; }
+
 static int nc_load(nc_engine_t *e, char *why, size_t len) {
-  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  void *lib = dlopen(nc_library ? nc_library : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
     snprintf(why, len, "%s", dlerror());
     return PERF_ENGINE_UNAVAILABLE;
   }
+  /* symcomm's libnccl.so.2 brings libsymcomm along. */
+  int ours = dlsym(lib, "symcomm_get_version") != NULL;
+  if (ours && nc_library == NULL) {
+    snprintf(why, len,
+             "the libnccl.so.2 found first is symcomm's own (LD_LIBRARY_PATH?); --nccl-lib PATH "
+             "names the one to load (NCCL's, or symcomm's to run it on simulated GPUs)");
+    return PERF_ENGINE_UNAVAILABLE;
+  }
+  int ndev = 0;
   int rc = perf_cudart_load(&e->rt, why, len);
+  if (ours && (rc != 0 || e->rt->GetDeviceCount(&ndev) != 0 || ndev < 1)) {
+    e->host = 1;
+    rc = 0;
+  }
   if (rc != 0)
     return rc;
   for (size_t i = 0; i < sizeof(nc_syms) / sizeof(nc_syms[0]); i++) {
@@ -180,6 +206,10 @@ static int nc_open(perf_job_t *job, int registered, void **self, char *why, size
   int rc = nc_load(e, why, len);
   int ndev = 0;
   cuda_error_t err = 0;
+  if (rc == 0 && e->host) {
+    *self = e;
+    return 0;
+  }
   if (rc == 0 && (err = e->rt->GetDeviceCount(&ndev)) != 0) {
     snprintf(why, len, "cudaGetDeviceCount: %s (CUDA error %d)", e->rt->GetErrorString(err), err);
     rc = PERF_ENGINE_UNAVAILABLE;
@@ -225,8 +255,9 @@ static int nc_init(void *self) {
     snprintf(e->error, sizeof(e->error), "rank 0 could not make an NCCL unique id");
     return -1;
   }
-  NC_CUDA(e, "cudaStreamCreateWithFlags",
-          e->rt->StreamCreateWithFlags(&e->stream, CUDA_STREAM_NON_BLOCKING));
+  if (!e->host)
+    NC_CUDA(e, "cudaStreamCreateWithFlags",
+            e->rt->StreamCreateWithFlags(&e->stream, CUDA_STREAM_NON_BLOCKING));
   NC_TRY(e, "ncclCommInitRank",
          e->api.CommInitRank(&e->comm, e->job->nranks, msg.id, e->job->rank));
   return 0;
@@ -234,10 +265,17 @@ static int nc_init(void *self) {
 
 static void nc_describe(void *self, char *text, size_t len, char *card, size_t card_len) {
   nc_engine_t *e = self;
-  int v = 0, rt = e->rt->version;
+  int v = 0;
   e->api.GetVersion(&v);
   /* NCCL codes versions X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
   int major = v >= 10000 ? v / 10000 : v / 1000, minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
+  if (e->host) {
+    snprintf(text, len, "nccl (symcomm's libnccl.so.2, NCCL API %d.%d.%d; simulated GPUs: host memory, NULL stream)",
+             major, minor, v % 100);
+    snprintf(card, card_len, "no GPU");
+    return;
+  }
+  int rt = e->rt->version;
   snprintf(text, len, "nccl (NCCL %d.%d.%d, CUDA runtime %d.%d; GPU: local rank mod %d)", major,
            minor, v % 100, rt / 1000, rt % 1000 / 10, e->ndev);
   perf_cudart_card(e->rt, e->device, card, card_len);
@@ -245,6 +283,10 @@ static void nc_describe(void *self, char *text, size_t len, char *card, size_t c
 
 static void nc_device(void *self, char *text, size_t len) {
   nc_engine_t *e = self;
+  if (e->host) {
+    snprintf(text, len, "simulated GPU (host memory)");
+    return;
+  }
   char busid[64] = "?";
   if (e->rt->DeviceGetPCIBusId)
     e->rt->DeviceGetPCIBusId(busid, (int)sizeof(busid), e->device);
@@ -261,7 +303,12 @@ static int nc_alloc(void *self, size_t bytes, void **buf) {
     return -1;
   }
   void *p = NULL;
-  if (!e->registered) {
+  if (!e->registered && e->host) {
+    if ((p = malloc(bytes)) == NULL) {
+      snprintf(e->error, sizeof(e->error), "no memory for %zu bytes", bytes);
+      return -1;
+    }
+  } else if (!e->registered) {
     NC_CUDA(e, "cudaMalloc", e->rt->Malloc(&p, bytes));
   } else {
     NC_TRY(e, "ncclMemAlloc", e->api.MemAlloc(&p, bytes));
@@ -284,6 +331,10 @@ static int nc_free(void *self, void *buf) {
     if (buf == NULL || e->bufs[i].ptr != buf)
       continue;
     e->bufs[i].ptr = NULL;
+    if (!e->registered && e->host) {
+      free(buf);
+      return 0;
+    }
     if (!e->registered) {
       NC_CUDA(e, "cudaFree", e->rt->Free(buf));
       return 0;
@@ -297,6 +348,10 @@ static int nc_free(void *self, void *buf) {
 
 static int nc_upload(void *self, void *dst, const void *src, size_t bytes) {
   nc_engine_t *e = self;
+  if (e->host) {
+    memcpy(dst, src, bytes);
+    return 0;
+  }
   NC_CUDA(e, "cudaMemcpy", e->rt->Memcpy(dst, src, bytes, CUDA_MEMCPY_HOST_TO_DEVICE));
   /* From pageable memory the copy may land after cudaMemcpy returns, and the
    * engine's stream is non-blocking: wait for it. */
@@ -306,6 +361,10 @@ static int nc_upload(void *self, void *dst, const void *src, size_t bytes) {
 
 static int nc_download(void *self, void *dst, const void *src, size_t bytes) {
   nc_engine_t *e = self;
+  if (e->host) {
+    memcpy(dst, src, bytes);
+    return 0;
+  }
   NC_CUDA(e, "cudaMemcpy", e->rt->Memcpy(dst, src, bytes, CUDA_MEMCPY_DEVICE_TO_HOST));
   return 0;
 }
@@ -391,12 +450,18 @@ static int nc_sendrecv(void *self, const void *send, void *recv, size_t count,
 
 static int nc_synchronize(void *self) {
   nc_engine_t *e = self;
+  if (e->host) /* on the NULL stream every call returned once done */
+    return 0;
   NC_CUDA(e, "cudaStreamSynchronize", e->rt->StreamSynchronize(e->stream));
   return 0;
 }
 
 static int nc_cuda_stream(void *self, const perf_cudart_t **rt, cuda_stream_t *stream) {
   nc_engine_t *e = self;
+  if (e->host) {
+    snprintf(e->error, sizeof(e->error), "simulated GPUs have no CUDA stream to capture");
+    return -1;
+  }
   *rt = e->rt;
   *stream = e->stream;
   return 0;
@@ -409,7 +474,7 @@ static int nc_close(void *self, int failed) {
   int rc = 0;
   if (e->comm != NULL)
     rc = (failed ? e->api.CommAbort(e->comm) : e->api.CommDestroy(e->comm)) != 0 ? -1 : 0;
-  if (e->stream != NULL && e->rt->StreamDestroy(e->stream) != 0)
+  if (!e->host && e->stream != NULL && e->rt->StreamDestroy(e->stream) != 0)
     rc = -1;
   /* The libraries stay loaded: NCCL may still have threads of its own. */
   free(e);

@@ -48,6 +48,9 @@ static const char *const usage_lines[] = {
     "                        stream: the CUDA backend, or --engine nccl); 0: off (default 0)",
     "      --engine E        symcomm (default) or nccl (libnccl.so.2 and the CUDA runtime,",
     "                        loaded at run time)",
+    "      --nccl-lib PATH   the libnccl.so.2 --engine nccl loads (default: the loader's, which",
+    "                        must be NCCL's); symcomm's own, build/lib/nccl/libnccl.so.2, with",
+    "                        no GPU runs the engine on the simulated GPUs (host memory, NULL stream)",
     "      --json FILE       write every row as JSON (bench/RESULTS_FORMAT.md)",
     "      --command STR     the command to record in the header and the JSON",
     "  -h, --help",
@@ -142,7 +145,7 @@ static int looks_like_rank0(void) {
   return r == NULL || strcmp(r, "0") == 0;
 }
 
-enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM };
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM, OPT_NCCL_LIB };
 
 /* "-b" for an option with a letter, "--op" for one without. */
 static const char *option_name(const struct option *longopts, int c) {
@@ -175,6 +178,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"registered", required_argument, NULL, 'R'},
       {"cudagraph", required_argument, NULL, 'G'},
       {"engine", required_argument, NULL, OPT_ENGINE},
+      {"nccl-lib", required_argument, NULL, OPT_NCCL_LIB},
       {"json", required_argument, NULL, OPT_JSON},
       {"command", required_argument, NULL, OPT_COMMAND},
       {"gemm", required_argument, NULL, OPT_GEMM},
@@ -255,6 +259,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       break;
     case OPT_GEMM:
       bad = parse_int(optarg, 0, 32768, &o->gemm_n);
+      break;
+    case OPT_NCCL_LIB:
+      perf_engine_nccl_library(optarg);
       break;
     case OPT_JSON:
       o->json_path = optarg;

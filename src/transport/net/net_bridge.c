@@ -45,6 +45,8 @@ static void sc_net_finish(sc_net_msg_t *m, sc_result_t res) {
   sc_net_slot_t *s = (sc_net_slot_t *)m;
   s->engine_done = true;
   s->result = res;
+  if (s->net->staged && m->kind == SC_NET_SEND && s->net->pools != NULL)
+    sc_net_stage_drop_sends(s);
   /* A staged receive ends when its last copy to the device did: even a
    * failed one, so that no copy writes a buffer its owner got back. */
   if (s->unloading == 0)

@@ -65,6 +65,8 @@ void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k);
 void sc_net_stage_sent(sc_net_slot_t *s, uint64_t k);
 void *sc_net_stage_recv_chunk(sc_net_slot_t *s, uint64_t k);
 void sc_net_stage_received(sc_net_slot_t *s, uint64_t k);
+/* A send ended: the chunks it loaded ahead and never sent are free again (after their copies). */
+void sc_net_stage_drop_sends(sc_net_slot_t *s);
 /* Finished copies to the device free their chunks; true while any copy runs. */
 bool sc_net_stage_poll(sc_net_t *net);
 void sc_net_stage_free(sc_net_t *net);

@@ -1,5 +1,6 @@
 /* Connections of the network engine: connecting with retry, accepting and
- * checking hellos, reading and writing without blocking. */
+ * checking hellos, control records in; the bytes of data connections move in
+ * net_io.c. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 #include "transport/net/net_internal.h"
 #include "util/clock.h"
 
-/* Bytes one connection may read in one go, so that one busy socket does not starve the others. */
+/* Bytes of control records one connection may read in one turn, so that it does not starve the others. */
 #define NET_READ_BUDGET (8u << 20)
 
 void net_conn_init(net_conn_t *c, net_peer_t *peer, int dir, int index) {
@@ -31,6 +32,9 @@ void net_conn_close(sc_net_endpoint_t *ep, net_conn_t *c) {
   c->queued = 0;
   c->slot = -1;
   c->in_len = 0;
+  c->io.moved = c->io.bad = false;
+  c->io.lost = SYMCOMM_OK;
+  c->io.n_sent = c->io.n_landed = 0;
 }
 
 void net_conn_free(sc_net_endpoint_t *ep, net_conn_t *c) {
@@ -310,55 +314,6 @@ void net_accepted_io(sc_net_endpoint_t *ep, net_conn_t *c, short revents) {
 
 /* ---- writing */
 
-void net_conn_flush(sc_net_endpoint_t *ep, net_conn_t *c) {
-  enum { MAX_IOV = 32 };
-  while (c->state == NET_CONN_OPEN && ep->failed == SYMCOMM_OK) {
-    struct iovec iov[MAX_IOV];
-    int n = 0;
-    if (c->out.off < c->out.len)
-      iov[n++] = (struct iovec){c->out.data + c->out.off, c->out.len - c->out.off};
-    for (int i = 0; i < c->ring_count && n + 2 <= MAX_IOV; i++) {
-      net_chunk_out_t *co = &c->ring[(c->ring_head + i) % c->ring_cap];
-      size_t hdr = sizeof(co->hdr);
-      if (co->done < hdr)
-        iov[n++] = (struct iovec){(uint8_t *)&co->hdr + co->done, hdr - co->done};
-      size_t from = co->done > hdr ? co->done - hdr : 0;
-      if (from < co->hdr.length)
-        iov[n++] = (struct iovec){(void *)(co->ptr + from), co->hdr.length - from};
-    }
-    if (n == 0)
-      return;
-    size_t moved = 0;
-    sc_result_t r = ep->ops->send(c->c, iov, n, &moved);
-    if (r != SYMCOMM_OK) {
-      net_peer_conn_lost(ep, c, r == SYMCOMM_ERR_REMOTE ? "closed" : strerror(errno));
-      return;
-    }
-    if (moved == 0)
-      return;
-    size_t buffered = c->out.len - c->out.off;
-    size_t take = moved < buffered ? moved : buffered;
-    c->out.off += take;
-    moved -= take;
-    if (moved > 0)
-      c->peer->sendq.progress_ms = net_now_ms();
-    while (moved > 0) {
-      net_chunk_out_t *co = &c->ring[c->ring_head];
-      size_t left = sizeof(co->hdr) + co->hdr.length - co->done;
-      take = moved < left ? moved : left;
-      co->done += take;
-      c->queued -= take;
-      moved -= take;
-      if (co->done == sizeof(co->hdr) + co->hdr.length) {
-        net_chunk_out_t sent = *co;
-        c->ring_head = (c->ring_head + 1) % c->ring_cap;
-        c->ring_count--;
-        net_chunk_sent(ep, c->peer, &sent);
-      }
-    }
-  }
-}
-
 void net_conn_flush_records(sc_net_endpoint_t *ep, net_conn_t *c) {
   if (c->state != NET_CONN_OPEN || c->out.off == c->out.len)
     return;
@@ -405,41 +360,6 @@ static void net_read_ctrl(sc_net_endpoint_t *ep, net_conn_t *c) {
   }
 }
 
-static void net_read_data(sc_net_endpoint_t *ep, net_conn_t *c) {
-  net_peer_t *p = c->peer;
-  for (size_t total = 0; total < NET_READ_BUDGET && c->state == NET_CONN_OPEN && ep->failed == SYMCOMM_OK;) {
-    size_t moved = 0;
-    net_slot_t *sl = c->slot < 0 ? NULL : &p->slots[c->slot];
-    bool got = sl == NULL ? net_read_some(ep, c, c->in + c->in_len, sizeof(sc_net_chunk_hdr_t) - c->in_len, &moved)
-                          : net_read_some(ep, c, sl->ptr + c->slot_got, sl->length - c->slot_got, &moved);
-    if (!got)
-      return;
-    total += moved;
-    p->recvq.progress_ms = net_now_ms();
-    if (c->slot < 0) {
-      c->in_len += moved;
-      if (c->in_len < sizeof(sc_net_chunk_hdr_t))
-        continue;
-      sc_net_chunk_hdr_t h;
-      memcpy(&h, c->in, sizeof(h));
-      c->in_len = 0;
-      c->slot = net_chunk_header(ep, c, &h);
-      c->slot_got = 0;
-      if (c->slot < 0)
-        return;
-      /* Claimed: a second header naming the same chunk finds no slot. */
-      p->slots[c->slot].seq = UINT64_MAX;
-    } else {
-      c->slot_got += moved;
-      if (c->slot_got == p->slots[c->slot].length) {
-        int s = c->slot;
-        c->slot = -1;
-        net_chunk_landed(ep, p, s);
-      }
-    }
-  }
-}
-
 void net_conn_io(sc_net_endpoint_t *ep, net_conn_t *c, short revents) {
   if (c->state == NET_CONN_CONNECTING) {
     if (revents & (POLLOUT | POLLERR | POLLHUP))
@@ -450,23 +370,6 @@ void net_conn_io(sc_net_endpoint_t *ep, net_conn_t *c, short revents) {
     return;
   if (revents & POLLOUT)
     net_conn_flush(ep, c);
-  if (c->state != NET_CONN_OPEN || ep->failed != SYMCOMM_OK || !(revents & (POLLIN | POLLERR | POLLHUP)))
-    return;
-  if (c->index == 0) {
+  if (c->state == NET_CONN_OPEN && ep->failed == SYMCOMM_OK && (revents & (POLLIN | POLLERR | POLLHUP)))
     net_read_ctrl(ep, c);
-  } else if (c->dir == NET_IN) {
-    net_read_data(ep, c);
-  } else {
-    /* The receiver never writes on a data connection: anything but its close is a protocol error. */
-    size_t moved = 0;
-    sc_result_t r = ep->ops->recv(c->c, c->in, sizeof(c->in), &moved);
-    if (r != SYMCOMM_OK) {
-      net_read_lost(ep, c, r);
-    } else if (moved > 0) {
-      char op[160];
-      net_peer_op_name(c->peer, op, sizeof(op));
-      net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: rank %d wrote %zu bytes on data connection %d, where it only reads",
-               op, c->peer->rank, moved, c->index);
-    }
-  }
 }

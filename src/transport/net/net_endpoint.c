@@ -11,7 +11,7 @@
 
 int64_t net_now_ms(void) { return sc_now_ms(); }
 
-static sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out) {
+sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out) {
   long long v = 0;
   bool set = false;
   SC_CHECK(sc_param_int(id, &v, &set));
@@ -55,10 +55,12 @@ static void net_peer_free(sc_net_endpoint_t *ep, net_peer_t *p) {
     net_conn_close(ep, &p->out[i]);
     free(p->out[i].out.data);
     free(p->out[i].ring);
+    free(p->out[i].io.sent);
   }
   for (int i = 0; p->in != NULL && i < n; i++) {
     net_conn_close(ep, &p->in[i]);
     free(p->in[i].out.data);
+    free(p->in[i].io.landed);
   }
   free(p->out);
   free(p->in);
@@ -139,7 +141,9 @@ static sc_result_t net_peer_init(sc_net_endpoint_t *ep, net_peer_t *p) {
     if (i == 0)
       continue;
     p->out[i].ring = calloc((size_t)ep->cfg.window, sizeof(*p->out[i].ring));
-    if (p->out[i].ring == NULL)
+    p->out[i].io.sent = calloc((size_t)ep->cfg.window, sizeof(*p->out[i].io.sent));
+    p->in[i].io.landed = calloc((size_t)ep->cfg.window, sizeof(*p->in[i].io.landed));
+    if (p->out[i].ring == NULL || p->out[i].io.sent == NULL || p->in[i].io.landed == NULL)
       return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_NET, "no memory for the chunks to rank %d", p->rank);
     p->out[i].ring_cap = ep->cfg.window;
   }

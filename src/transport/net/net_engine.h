@@ -36,8 +36,8 @@ typedef struct sc_net_config {
   uint64_t token;     /* in every hello: a value only the communicator's ranks know (derived from its secret) */
   int64_t timeout_ms; /* a message that makes no progress this long fails (a silent peer); < 0: never */
   int sockets;        /* data sockets per directed pair (SYMCOMM_NET_SOCKETS) */
-  size_t chunk_bytes; /* SYMCOMM_NET_CHUNK_BYTES, 512 KiB default; the same on every rank */
-  int window;         /* chunks in flight per directed pair, SYMCOMM_NET_WINDOW, 16 default */
+  size_t chunk_bytes; /* SYMCOMM_NET_CHUNK_BYTES, 1 MiB default; the same on every rank */
+  int window;         /* chunks in flight per directed pair, SYMCOMM_NET_WINDOW, 32 default */
   const char *name;   /* "comm 0x... rank r" for log lines (copied) */
   /* The endpoint's first failure (a closed or silent peer, a protocol error, a size mismatch):
    * called once, on the progress thread, with a sentence naming the peer rank and the

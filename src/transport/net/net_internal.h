@@ -1,7 +1,8 @@
 /* The network engine's insides, shared by its files:
  *   net_thread.c    the one progress thread: its loop, the inbox, start and stop
  *   net_endpoint.c  the API: open, peers, post, pollers, close; failing an endpoint
- *   net_conn.c      connections: connect with retry, accept and hello, reading and writing
+ *   net_conn.c      connections: connect with retry, accept and hello, control records
+ *   net_io.c        moving a turn's bytes (data connections on helper threads), settling what moved
  *   net_msg.c       messages: sizes, grants, chunks out and in, finishing, deadlines
  * Everything here but the fields marked "under the engine lock" belongs to
  * the progress thread. */
@@ -15,6 +16,7 @@
 #include "transport/net/net.h"
 #include "transport/net/net_engine.h"
 #include "transport/net/net_wire.h"
+#include "util/param.h"
 
 /* After one connection of a pair closes, what is still buffered from the
  * others may finish its messages; once nothing moved this long (or every
@@ -56,8 +58,22 @@ typedef struct net_conn {
   /* data, receiving */
   int slot; /* whose payload arrives, -1: a header is next */
   uint64_t slot_got;
+  /* What the thread that moved its bytes found, for the progress thread to settle (net_io.c). */
+  struct {
+    bool moved;            /* chunk bytes moved */
+    sc_result_t lost;      /* the connection closed (REMOTE) or failed (SYSTEM, err) */
+    int err;
+    bool bad;              /* a protocol error: why */
+    char why[320];
+    net_chunk_out_t *sent; /* [ring_cap] chunks that left (outgoing data) */
+    int n_sent;
+    int *landed;           /* [window] slots whose payload landed (incoming data) */
+    int n_landed;
+  } io;
 } net_conn_t;
 
+/* A slot's seq once a header claimed it (no message has this number). */
+#define NET_SLOT_CLAIMED UINT64_MAX
 typedef struct net_slot { /* a chunk granted to the sender, not landed yet */
   sc_net_msg_t *m;        /* NULL: free */
   uint64_t seq, chunk, offset, length;
@@ -142,6 +158,8 @@ void net_thread_remove(sc_net_endpoint_t *ep);
 bool net_on_thread(void);
 
 /* net_endpoint.c */
+/* An integer parameter in [lo, hi], else INVALID_ARGUMENT naming the variable. */
+sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long long *out);
 /* The endpoint's first failure: records it, calls cfg.fail, closes every
  * connection and finishes every message with res. Formats like printf. */
 void net_fail(sc_net_endpoint_t *ep, sc_result_t res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -163,13 +181,31 @@ bool net_grow(void **array, size_t *cap, size_t need, size_t elem);
 void net_accept_all(sc_net_endpoint_t *ep);
 void net_accepted_io(sc_net_endpoint_t *ep, net_conn_t *c, short revents);
 void net_conn_io(sc_net_endpoint_t *ep, net_conn_t *c, short revents);
-void net_conn_flush(sc_net_endpoint_t *ep, net_conn_t *c);
 /* One try at writing the control records a connection holds, also after a failure. */
 void net_conn_flush_records(sc_net_endpoint_t *ep, net_conn_t *c);
 void net_peer_connect(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_t *wake_ms);
 /* A connection of p closed or failed (why: "its connection closed"). */
 void net_peer_conn_lost(sc_net_endpoint_t *ep, net_conn_t *c, const char *why);
 bool net_conn_wants_write(const net_conn_t *c);
+
+/* net_io.c */
+typedef struct net_io_item {
+  sc_net_endpoint_t *ep;
+  net_conn_t *conn;
+  short revents;
+} net_io_item_t;
+/* Starts the helper threads (SYMCOMM_NET_THREADS) / stops them. */
+sc_result_t net_io_start(void);
+void net_io_stop(void);
+/* Moves the bytes of ready data connections, spread over the helpers; returns
+ * when all are done. Each connection's findings wait in its io for net_conn_settle. */
+void net_io_run(net_io_item_t *items, int n);
+/* Writes what c holds until the kernel takes no more (any thread: touches only c). */
+void net_conn_write(sc_net_endpoint_t *ep, net_conn_t *c);
+/* Acts on what moving c's bytes found: chunks sent and landed, a failure (the progress thread). */
+void net_conn_settle(sc_net_endpoint_t *ep, net_conn_t *c);
+/* net_conn_write, then net_conn_settle. */
+void net_conn_flush(sc_net_endpoint_t *ep, net_conn_t *c);
 
 /* net_msg.c */
 /* A message taken from the inbox joins its queue. */
@@ -179,8 +215,9 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m);
 void net_peer_progress(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_t *wake_ms);
 void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *r);
 /* A chunk header arrived on data connection c: checks it against the slots
- * granted; the slot its payload goes to, or -1 after failing the endpoint. */
-int net_chunk_header(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h);
+ * granted and claims the slot its payload goes to; -1 with the sentence in
+ * why. Any thread (two connections of a peer may claim at once). */
+int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h, char *why, size_t len);
 void net_chunk_landed(sc_net_endpoint_t *ep, net_peer_t *p, int slot);
 void net_chunk_sent(sc_net_endpoint_t *ep, net_peer_t *p, net_chunk_out_t *co);
 /* Drops every message of ep's queues, finishing each with res. */

@@ -89,6 +89,8 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
     memmove(q->early, q->early + 1, (q->n_early - 1) * sizeof(*q->early));
     q->n_early--;
     net_size_check(ep, m);
+    if (ep->failed != SYMCOMM_OK)
+      return; /* a mismatch finished m with the failure: its owner may have freed it */
   }
   if (m->kind != SC_NET_SEND)
     return;
@@ -270,37 +272,45 @@ void net_chunk_sent(sc_net_endpoint_t *ep, net_peer_t *p, net_chunk_out_t *co) {
   co->m->chunk_done(co->m, co->hdr.chunk);
 }
 
-int net_chunk_header(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h) {
+int net_chunk_claim(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_chunk_hdr_t *h, char *why, size_t len) {
   net_peer_t *p = c->peer;
-  char op[160];
-  net_peer_op_name(p, op, sizeof(op));
-  if (h->magic != SC_NET_CHUNK_MAGIC) {
-    net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought bytes that are not a chunk header; nothing of them was written",
-             op, c->index);
-    return -1;
-  }
-  if (h->comm_id != ep->cfg.comm_id) {
-    net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought a chunk of communicator 0x%llx (this is 0x%llx); nothing of it was written",
-             op, c->index, (unsigned long long)h->comm_id, (unsigned long long)ep->cfg.comm_id);
-    return -1;
-  }
-  for (int s = 0; s < ep->cfg.window; s++) {
+  const net_slot_t *clash = NULL; /* the slot of that chunk, granted at another offset or length */
+  bool header = h->magic == SC_NET_CHUNK_MAGIC, ours = h->comm_id == ep->cfg.comm_id;
+  for (int s = 0; header && ours && s < ep->cfg.window; s++) {
     net_slot_t *sl = &p->slots[s];
-    if (sl->m == NULL || sl->seq != h->seq || sl->chunk != h->chunk)
+    uint64_t seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
+    /* A claimed slot (its number UINT64_MAX until its landing is settled) is
+     * no one's to claim, whatever number a header carries. */
+    if (sl->m == NULL || seq == NET_SLOT_CLAIMED || seq != h->seq || sl->chunk != h->chunk)
       continue;
     if (sl->offset != h->offset || sl->length != h->length) {
-      net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
-               "but that chunk was granted at offset %llu, %llu bytes; nothing of it was written",
-               op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
-               (unsigned long long)h->length, (unsigned long long)sl->offset, (unsigned long long)sl->length);
-      return -1;
+      clash = sl;
+      break;
     }
-    return s;
+    /* Claimed: a second header naming the same chunk, on this connection or
+     * another read at the same time, finds no slot. */
+    if (__atomic_compare_exchange_n(&sl->seq, &seq, NET_SLOT_CLAIMED, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      return s;
   }
-  net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "
-           "which this rank did not grant; nothing of it was written",
-           op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
-           (unsigned long long)h->length);
+  /* Only a failure pays for the sentence (this runs for every chunk). */
+  char op[160];
+  net_peer_op_name(p, op, sizeof(op));
+  if (!header)
+    snprintf(why, len, "%s: data connection %d brought bytes that are not a chunk header; nothing of them was written",
+             op, c->index);
+  else if (!ours)
+    snprintf(why, len, "%s: data connection %d brought a chunk of communicator 0x%llx (this is 0x%llx); nothing of it was written",
+             op, c->index, (unsigned long long)h->comm_id, (unsigned long long)ep->cfg.comm_id);
+  else if (clash != NULL)
+    snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu at offset %llu, %llu bytes, "
+             "but that chunk was granted at offset %llu, %llu bytes; nothing of it was written",
+             op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+             (unsigned long long)h->length, (unsigned long long)clash->offset, (unsigned long long)clash->length);
+  else
+    snprintf(why, len, "%s: data connection %d brought message #%llu chunk %llu (offset %llu, %llu bytes), "
+             "which this rank did not grant (or another connection brought it too); nothing of it was written",
+             op, c->index, (unsigned long long)h->seq, (unsigned long long)h->chunk, (unsigned long long)h->offset,
+             (unsigned long long)h->length);
   return -1;
 }
 
@@ -395,12 +405,13 @@ void net_peer_progress(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_
   net_grant(ep, p);
   if (ep->failed == SYMCOMM_OK)
     net_dispatch(ep, p);
-  for (int i = 0; i <= ep->cfg.sockets && ep->failed == SYMCOMM_OK; i++) {
-    if (net_conn_wants_write(&p->out[i]) && p->out[i].state == NET_CONN_OPEN)
-      net_conn_flush(ep, &p->out[i]);
-    if (net_conn_wants_write(&p->in[i]))
-      net_conn_flush(ep, &p->in[i]);
-  }
+  /* Control records go at once; chunks go when the turn's poll finds their
+   * data connections writable, with the other data connections' bytes, on
+   * the helper threads (net_io.c). */
+  if (ep->failed == SYMCOMM_OK && p->out[0].state == NET_CONN_OPEN && net_conn_wants_write(&p->out[0]))
+    net_conn_flush(ep, &p->out[0]);
+  if (ep->failed == SYMCOMM_OK && p->in[0].state == NET_CONN_OPEN && net_conn_wants_write(&p->in[0]))
+    net_conn_flush(ep, &p->in[0]);
   if (ep->failed == SYMCOMM_OK)
     net_finish_heads(ep, &p->sendq);
   if (ep->failed == SYMCOMM_OK)

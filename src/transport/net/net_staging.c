@@ -6,7 +6,8 @@
  * and free again when that copy's event completed (seed 001's third error:
  * never reuse a bounce buffer before the copy that reads it finished). Each
  * (peer, direction) has `window` chunks, made on first use: the engine never
- * has more of a pair in flight. */
+ * has more of a pair in flight. A send's later chunks are copied ahead into
+ * the free ones while earlier chunks wait for grants or the wire. */
 #include "transport/net/net_bridge_internal.h"
 
 #include <stdio.h>
@@ -76,6 +77,33 @@ static void sc_net_stage_copy_failed(sc_net_slot_t *s, uint64_t k, const char *w
   sc_net_bridge_fail(s->net, SYMCOMM_ERR_SYSTEM, why);
 }
 
+/* Starts the copy of chunk k of a send into st; false when it could not be queued. */
+static bool sc_net_stage_load(sc_net_slot_t *s, sc_stage_t *st, uint64_t k) {
+  sc_net_t *net = s->net;
+  if (net->ops->copy(net->load_stream, st->mem, s->buf + k * net->chunk_bytes, sc_net_stage_len(s, k)) != SYMCOMM_OK ||
+      net->ops->event_record(st->copied, net->load_stream) != SYMCOMM_OK) {
+    st->state = SC_STAGE_FREE;
+    sc_net_stage_copy_failed(s, k, "the copy to host memory");
+    return false;
+  }
+  st->state = SC_STAGE_LOADING;
+  return true;
+}
+
+/* The send's chunks after k are copied while k waits for the wire, as far as
+ * free staging chunks go: the engine asks for one chunk at a time, and a copy
+ * started only when asked would cost every chunk a turn of the thread. */
+static void sc_net_stage_load_ahead(sc_net_slot_t *s, uint64_t k) {
+  uint64_t c = s->net->chunk_bytes, nchunks = (s->msg.bytes + c - 1) / c;
+  for (uint64_t j = k + 1; j < nchunks && j <= k + (uint64_t)s->net->window; j++) {
+    sc_stage_t *st = sc_net_stage_find(s, j, true); /* its own chunk, else a free one claimed */
+    if (st != NULL && st->state != SC_STAGE_FREE)
+      continue; /* loading or loaded already */
+    if (st == NULL || !sc_net_stage_load(s, st, j))
+      return;
+  }
+}
+
 void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k) {
   sc_net_t *net = s->net;
   sc_stage_t *st = sc_net_stage_find(s, k, true);
@@ -83,14 +111,9 @@ void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k) {
     return NULL;
   switch (st->state) {
   case SC_STAGE_FREE:
-    if (net->ops->copy(net->load_stream, st->mem, s->buf + k * net->chunk_bytes,
-                       sc_net_stage_len(s, k)) != SYMCOMM_OK ||
-        net->ops->event_record(st->copied, net->load_stream) != SYMCOMM_OK) {
-      sc_net_stage_copy_failed(s, k, "the copy to host memory");
-      return NULL;
-    }
-    st->state = SC_STAGE_LOADING;
-    sc_net_wake(); /* the next turn watches the copy (the poller ran before it started) */
+    if (sc_net_stage_load(s, st, k))
+      sc_net_stage_load_ahead(s, k);
+    sc_net_wake(); /* the next turn watches the copies (the poller ran before they started) */
     return NULL;
   case SC_STAGE_LOADING: {
     sc_result_t res = net->ops->event_query(st->copied);
@@ -101,10 +124,26 @@ void *sc_net_stage_send_chunk(sc_net_slot_t *s, uint64_t k) {
       return NULL;
     }
     st->state = SC_STAGE_LOADED;
+    sc_net_stage_load_ahead(s, k);
     return st->mem;
   }
   default:
+    sc_net_stage_load_ahead(s, k);
     return st->mem;
+  }
+}
+
+void sc_net_stage_drop_sends(sc_net_slot_t *s) {
+  sc_stage_pool_t *pool = &s->net->pools[2 * s->msg.peer];
+  for (int i = 0; i < pool->n; i++) {
+    sc_stage_t *st = &pool->stage[i];
+    if (st->owner != s || st->state == SC_STAGE_FREE)
+      continue;
+    /* A copy still running keeps its chunk until it ended (the poll frees it). */
+    if (st->state == SC_STAGE_LOADING)
+      st->owner = NULL;
+    else
+      st->state = SC_STAGE_FREE;
   }
 }
 
@@ -148,8 +187,29 @@ bool sc_net_stage_poll(sc_net_t *net) {
     sc_stage_pool_t *pool = &net->pools[p];
     for (int i = 0; i < pool->n; i++) {
       sc_stage_t *st = &pool->stage[i];
-      if (st->state == SC_STAGE_LOADING)
-        busy = true;
+      if (st->state == SC_STAGE_LOADING) {
+        /* A chunk loaded ahead may wait long for its grant: watched here, its
+         * end stops the quick polls. The engine's next ask finds it LOADED;
+         * one loaded for a send that ended (failed) first is free again. */
+        sc_result_t res = net->ops->event_query(st->copied);
+        if (res == SYMCOMM_IN_PROGRESS) {
+          busy = true;
+          continue;
+        }
+        if (st->owner == NULL)
+          st->state = SC_STAGE_FREE;
+        else if (res == SYMCOMM_OK)
+          st->state = SC_STAGE_LOADED;
+        else {
+          sc_net_stage_copy_failed(st->owner, st->chunk, "the copy to host memory");
+          st->owner = NULL; /* freed at the next poll */
+        }
+        /* The engine, told "not yet" for this chunk (or refused a free one)
+         * earlier in this turn, asks again only on a later turn: and no copy
+         * is left to watch, so no hint brings one. */
+        sc_net_wake();
+        continue;
+      }
       if (st->state != SC_STAGE_UNLOADING)
         continue;
       sc_result_t res = net->ops->event_query(st->copied);

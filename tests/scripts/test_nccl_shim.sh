@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# symcomm's libnccl.so.2: its soname and exports (ncclXxx only), then a
+# program written against nccl.h alone (tests/nccl/test_nccl_shim.c) on 4
+# ranks of simulated GPUs. Where the build found no nccl.h it left the reason
+# in lib/libnccl.skipped: that is a SKIP with the reason, and anything else
+# missing is a failure (never a silent pass).
+#   test_nccl_shim.sh        the program
+#   test_nccl_shim.sh perf   symcomm-perf --engine nccl on it: every op and dtype
+set -u
+B=${B:-build}
+lib=$B/lib/nccl/libnccl.so.2
+fail() { echo "FAIL: $*"; exit 1; }
+if [ ! -e "$lib" ]; then
+  [ -s "$B/lib/libnccl.skipped" ] || fail "no $lib and no reason for its absence ($B/lib/libnccl.skipped)"
+  for h in /usr/include/nccl.h /usr/local/cuda/include/nccl.h; do
+    [ -e "$h" ] && fail "$h is here, yet the build skipped libnccl.so.2: $(cat "$B/lib/libnccl.skipped")"
+  done
+  echo "SKIP: $(cat "$B/lib/libnccl.skipped")"
+  exit 0
+fi
+readelf -d "$lib" | grep -q 'SONAME.*\[libnccl\.so\.2\]' || fail "$lib has no soname libnccl.so.2"
+others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^nccl' | tr '\n' ' ')
+[ -z "$others" ] || fail "$lib exports more than NCCL's calls: $others"
+for f in ncclCommInitRankConfig ncclAlltoAll ncclGather ncclScatter ncclCommWindowRegister ncclMemAlloc; do
+  nm -D --defined-only "$lib" | grep -qw "$f" || fail "$lib does not export $f"
+done
+echo "ok: soname libnccl.so.2, exports ncclXxx only"
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+if [ "${1:-}" = perf ]; then
+  # #wrong (out of place, column 9; in place, 13) is 0 on every line, but
+  # the in-place all-to-all and send/recv that NCCL's engine leaves N/A.
+  for reg in 0 1; do
+    "$B/bin/symcomm-run" -n 4 --timeout 100 -- "$B/bin/symcomm-perf" --engine nccl \
+      --nccl-lib "$lib" -o all -d all -b 8 -e 64K -f 8 -c 1 -R $reg >"$d/perf.txt" 2>&1 ||
+      fail "symcomm-perf --engine nccl -R $reg exited $?: $(tail -5 "$d/perf.txt")"
+    grep -q "symcomm's libnccl.so.2" "$d/perf.txt" || fail "-R $reg: the header does not name symcomm's libnccl.so.2"
+    awk '/^# [a-z]+, / { op = $2; sub(/,$/, "", op); tables++ }
+         /^ / { rows++
+                if ($9 != "0" || ($13 != "0" && !($13 == "N/A" && (op == "sendrecv" || op == "alltoall"))))
+                  { print "wrong: " $0; bad = 1 } }
+         END { if (bad || rows == 0 || tables != 70) { print tables " tables, " rows " rows"; exit 1 } }' \
+      "$d/perf.txt" || fail "-R $reg: $(tail -3 "$d/perf.txt")"
+    echo "ok: symcomm-perf --engine nccl over symcomm's libnccl.so.2, 4 ranks, every op and dtype, -R $reg"
+  done
+  exit 0
+fi
+# Under symcomm-run SYMCOMM_ADDR is the launcher's root; ncclGetUniqueId
+# makes a root of its own, as a program that knows no launcher would.
+"$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR "$B/tests/nccl/test_nccl_shim" "$d/id"

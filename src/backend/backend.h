@@ -49,10 +49,16 @@ typedef struct sc_launch {
 typedef struct sc_backend_ops {
   size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */
   const char *name;
-  /* Bytes of a collective a block should have to itself before another
-   * block is worth its barriers: the simulated backend runs a launch's
-   * blocks one after another, a GPU in parallel. */
-  size_t block_bytes;
+  /* ---- how the collectives use it (src/coll/coll_enqueue.c) */
+  /* Blocks for a collective moving `bytes` in all, 1 to SC_COLL_MAX_BLOCKS,
+   * where SYMCOMM_COLL_BLOCKS does not say: the simulated backend runs a
+   * launch's blocks one after another, a GPU in parallel. */
+  uint32_t (*coll_blocks)(size_t bytes);
+  /* SYMCOMM_COLL_SCRATCH_BYTES when it is not set. */
+  size_t scratch_bytes;
+  /* All-reduce between 2 ranks runs one-shot at every size: it reads what
+   * two-shot reads of the peer, with one barrier fewer (measured on GPUs). */
+  bool pair_oneshot;
 
   /* ---- device */
   /* OK when this backend can run here; else UNSUPPORTED, quietly, with the

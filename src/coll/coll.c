@@ -156,9 +156,17 @@ static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long l
   return res;
 }
 
+sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes) {
+  bool set = false;
+  SC_CHECK(sc_param_int(SC_PARAM_COLL_SCRATCH_BYTES, bytes, &set));
+  if (!set)
+    *bytes = (long long)view->ops->scratch_bytes;
+  return SYMCOMM_OK;
+}
+
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
-  SC_CHECK(sc_param_int(SC_PARAM_COLL_SCRATCH_BYTES, &scratch, NULL));
+  SC_CHECK(sc_coll_scratch_param(view, &scratch));
   SC_CHECK(sc_param_int(SC_PARAM_ONESHOT_MAX_BYTES, &oneshot, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
   if (ll < 0 || ll > (1 << 20))

@@ -5,14 +5,13 @@
 
 #include <string.h>
 
-/* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else by size
- * and what a block is worth on the backend (its block_bytes). Every rank
- * decides alike (the tag carries it). */
+/* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else the
+ * backend's rule. Every rank decides alike (the tag carries it). */
 static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
   if (c->blocks > 0)
     return c->blocks;
-  size_t b = bytes / c->view->ops->block_bytes;
-  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : (uint32_t)b;
+  uint32_t b = c->view->ops->coll_blocks(bytes);
+  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : b;
 }
 
 /* LL lines per thread of a block before another block is worth it (a
@@ -95,6 +94,9 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     if (algo == SC_ALGO_TWOSHOT && sc_coll_on_windows(c, call, a, &extra[2])) {
       algo = SC_ALGO_WINDOWS;
       nextra = 6;
+    } else if (algo == SC_ALGO_TWOSHOT && v->nranks == 2 && v->ops->pair_oneshot &&
+               c->forced[SC_COLL_ALLREDUCE] == SC_ALGO_AUTO) {
+      algo = SC_ALGO_ONESHOT;
     }
   } else if (call->kind == SC_COLL_REDUCE) {
     algo = SC_ALGO_ONESHOT;

@@ -348,12 +348,7 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
     return;
   }
   sc_dev_store_own(&st->block[run->block].epoch, run->epoch);
-  uint32_t ended = 0;
-  if (sc_dev_blocks(ctx) > 1) {
-    do
-      ended = sc_dev_load32(&st->exits);
-    while (!sc_dev_cas32(&st->exits, ended, ended + 1));
-  }
+  uint32_t ended = sc_dev_blocks(ctx) > 1 ? sc_dev_count_own32(&st->exits) : 0;
   if (ended + 1 == sc_dev_blocks(ctx)) { /* every block read the counts when it started */
     if (ended > 0)
       sc_dev_store32(&st->exits, 0);

@@ -108,7 +108,7 @@ typedef struct sc_wait_args {
  * advanced by the program, so that the same arguments can be launched again
  * and again (a CUDA graph's replay). */
 
-#define SC_COLL_MAX_BLOCKS 32
+#define SC_COLL_MAX_BLOCKS 128
 
 typedef enum sc_coll_kind {
   SC_COLL_ALLREDUCE = 0,

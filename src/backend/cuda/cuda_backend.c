@@ -10,10 +10,24 @@ static sc_result_t sc_cuda_available(char *why, size_t len) {
   return SYMCOMM_ERR_UNSUPPORTED; /* quiet: backend_select words it */
 }
 
+/* 4 blocks up to 512 KiB, then twice as many for every 4 times the bytes, up
+ * to 128 from 128 MiB: every block costs its barriers (system-scope fences
+ * that the GPU runs one after another), so a block pays off only with
+ * enough bytes of its own; the sizes are where 2 H200s moved an all-reduce
+ * fastest (docs/PERFORMANCE.md, issue 9). */
+static uint32_t sc_cuda_coll_blocks(size_t bytes) {
+  uint32_t blocks = 4;
+  for (size_t at = 512u << 10; at <= bytes && blocks < 128; at *= 4)
+    blocks *= 2;
+  return blocks;
+}
+
 static const sc_backend_ops_t sc_backend_cuda = {
     .size = sizeof(sc_backend_ops_t),
     .name = "cuda",
-    .block_bytes = 64 << 10, /* a block moves some 45 GB/s over NVLink (bench/gpu_probe) */
+    .coll_blocks = sc_cuda_coll_blocks,
+    .scratch_bytes = 64 << 20, /* 16 MiB rounds: each round costs barriers */
+    .pair_oneshot = true,
 
     .available = sc_cuda_available,
     .device_open = sc_cuda_device_open,

@@ -5,10 +5,18 @@
  * share few cores), then yield a few times (host_runtime.h). */
 #include "backend/host/host_internal.h"
 
+/* A block per MiB, at most 32: blocks run one after another here, so each
+ * adds its barriers and nothing else. */
+static uint32_t sc_host_coll_blocks(size_t bytes) {
+  size_t b = bytes >> 20;
+  return b < 1 ? 1 : b > 32 ? 32 : (uint32_t)b;
+}
+
 const sc_backend_ops_t sc_backend_host = {
     .size = sizeof(sc_backend_ops_t),
     .name = "host",
-    .block_bytes = 1 << 20, /* blocks run one after another: each adds barriers only */
+    .coll_blocks = sc_host_coll_blocks,
+    .scratch_bytes = 16 << 20,
 
     .available = sc_host_available,
     .device_open = sc_host_device_open,

@@ -118,6 +118,10 @@ static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+static inline uint32_t sc_dev_count_own32(uint32_t *p) {
+  return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
+}
+
 static inline uint32_t sc_dev_bell_read(sc_doorbell_t *bell) {
   return __atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE);
 }

@@ -64,7 +64,9 @@
  *       and seq); returns, on the leader, SC_DEV_ABORTED (the stop noted in
  *       the error record) when the communicator has already stopped, else 0;
  *       other threads get 0 (the stop word is host memory, one read per
- *       block: the leader shares what it found)
+ *       block: the leader shares what it found). A backend may look only in
+ *       block 0 (CUDA: host reads from many blocks queue): the others learn
+ *       of a stop from their waits' checks or the marks it leaves
  *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
  *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
  *       communicator has stopped, else 0; does not wait

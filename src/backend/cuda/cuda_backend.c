@@ -10,16 +10,12 @@ static sc_result_t sc_cuda_available(char *why, size_t len) {
   return SYMCOMM_ERR_UNSUPPORTED; /* quiet: backend_select words it */
 }
 
-/* 4 blocks up to 512 KiB, then twice as many for every 4 times the bytes, up
- * to 128 from 128 MiB: every block costs its barriers (system-scope fences
- * that the GPU runs one after another), so a block pays off only with
- * enough bytes of its own; the sizes are where 2 H200s moved an all-reduce
- * fastest (docs/PERFORMANCE.md, issue 9). */
+/* A block per 4 KiB, 4 to 128: where 2 H200s moved an all-reduce fastest
+ * (docs/PERFORMANCE.md, issue 9); blocks are nearly free once only block 0
+ * reads host memory at the start (cuda_runtime.cuh). */
 static uint32_t sc_cuda_coll_blocks(size_t bytes) {
-  uint32_t blocks = 4;
-  for (size_t at = 512u << 10; at <= bytes && blocks < 128; at *= 4)
-    blocks *= 2;
-  return blocks;
+  size_t blocks = bytes >> 12;
+  return blocks < 4 ? 4 : blocks > 128 ? 128 : (uint32_t)blocks;
 }
 
 static const sc_backend_ops_t sc_backend_cuda = {

@@ -52,11 +52,16 @@ SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *sha
   ctx->early_stop = 0;
 }
 
-/* The leader reads the launch's status block's stop word first thing: host
- * memory, a microsecond away, read while the program loads its arguments
- * (sc_dev_begin uses it when the program's guard names the same block). */
+/* The leader of block 0 reads the launch's status block's stop word first
+ * thing: host memory, a microsecond away, read while the program loads its
+ * arguments (sc_dev_begin uses it when the program's guard names the same
+ * block). The other blocks do not look at the start: reads of one word of
+ * host memory from many blocks were served one after another (a
+ * microsecond per block of a launch, measured on H200s); block 0's check
+ * fails the launch, the stop's marks stop the other blocks' barriers, and
+ * their waits look at the stop word every SC_CUDA_POLLS_PER_CHECK polls. */
 SC_DEV_FN void sc_cuda_read_stop_early(sc_dev_ctx_t *ctx, const sc_dev_status_t *status) {
-  if (threadIdx.x != 0 || status == 0)
+  if (threadIdx.x != 0 || blockIdx.x != 0 || status == 0)
     return;
   uint32_t v;
   asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(&status->stop) : "memory");
@@ -307,6 +312,8 @@ SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
     return 0;
   ctx->err->call = guard->call;
   ctx->err->seq = guard->seq;
+  if (blockIdx.x != 0)
+    return 0; /* see sc_cuda_read_stop_early */
   if (guard->status != 0 && guard->status == ctx->early_status && ctx->early_stop == SC_STOP_NONE)
     return 0;
   return sc_cuda_stopped(ctx) ? SC_DEV_ABORTED : 0;

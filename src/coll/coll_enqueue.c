@@ -14,6 +14,8 @@ static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
   return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : b;
 }
 
+#define SC_COLL_PAIR_WINDOWS_MIN ((size_t)8 << 20)
+
 /* LL lines per thread of a block before another block is worth it (a
  * thread waits for its lines one after another). */
 #define SC_COLL_LL_BLOCK_LINES 1024u
@@ -91,11 +93,15 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   sc_coll_algo_t algo = SC_ALGO_DIRECT;
   if (call->kind == SC_COLL_ALLREDUCE) {
     algo = sc_coll_allreduce_algo(c, total);
-    if (algo == SC_ALGO_TWOSHOT && sc_coll_on_windows(c, call, a, &extra[2])) {
+    /* 2 ranks on a backend with pair_oneshot: staged one-shot (one barrier)
+     * beats the in-place two-shot on windows (three) below 8 MiB (2 H200s). */
+    bool pair = algo == SC_ALGO_TWOSHOT && v->nranks == 2 && v->ops->pair_oneshot &&
+                c->forced[SC_COLL_ALLREDUCE] == SC_ALGO_AUTO;
+    if (algo == SC_ALGO_TWOSHOT && !(pair && total < SC_COLL_PAIR_WINDOWS_MIN) &&
+        sc_coll_on_windows(c, call, a, &extra[2])) {
       algo = SC_ALGO_WINDOWS;
       nextra = 6;
-    } else if (algo == SC_ALGO_TWOSHOT && v->nranks == 2 && v->ops->pair_oneshot &&
-               c->forced[SC_COLL_ALLREDUCE] == SC_ALGO_AUTO) {
+    } else if (pair) {
       algo = SC_ALGO_ONESHOT;
     }
   } else if (call->kind == SC_COLL_REDUCE) {

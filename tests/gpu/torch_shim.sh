@@ -21,19 +21,28 @@ rc=0
 for tag in nccl symcomm; do
   pre=""
   [ $tag = symcomm ] && pre=$shim
-  timeout -k 5 300 env OUT="$OUT" SHIM_TAG=$tag LD_PRELOAD=$pre \
+  # symcomm's INFO line when a communicator picks its backend: only symcomm
+  # writes it, so it shows that symcomm made the communicators (and every call
+  # on them must then be symcomm's: NCCL's would not know its handles).
+  timeout -k 5 300 env OUT="$OUT" SHIM_TAG=$tag LD_PRELOAD=$pre SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=INIT \
     python3 -m torch.distributed.run --standalone --nproc-per-node "$N" tests/gpu/torch_shim.py >"$OUT/torch_$tag.log" 2>&1
   r=$?
   echo "$tag: exit $r; $(grep -c ' ok$' "$OUT/torch_$tag.log") steps ok, $(grep -c 'FAILED' "$OUT/torch_$tag.log") failed (log $OUT/torch_$tag.log)"
   grep -E "FAILED|: .* wrong|Error" "$OUT/torch_$tag.log" | head -5
   [ $r -eq 0 ] || rc=1
-  # The library PyTorch really used: symcomm's alone in the preloaded run, never symcomm's otherwise.
+  # The library PyTorch really used. PyTorch may also map its own
+  # libnccl.so.2 by path (2.11 on the H200 hosts does): the preload still
+  # comes first in symbol lookup, and symcomm's INFO line says whose
+  # communicators the run had.
   loaded=$(grep -o 'libnccl loaded: .*' "$OUT/torch_$tag.log" | head -1)
-  echo "  $loaded"
+  made=$(grep -c 'SYMCOMM INFO INIT.*using the CUDA backend' "$OUT/torch_$tag.log")
+  echo "  $loaded; symcomm communicators' INFO lines: $made"
   if [ $tag = symcomm ]; then
-    [ "$loaded" = "libnccl loaded: $shim" ] || { echo "  FAIL: the preloaded run did not load symcomm's library alone"; rc=1; }
+    case "$loaded" in *"$shim"*) ;; *) echo "  FAIL: the preloaded run did not load symcomm's library"; rc=1 ;; esac
+    [ "$made" -gt 0 ] || { echo "  FAIL: the preloaded run made no symcomm communicator"; rc=1; }
   else
     case "$loaded" in *"$shim"*|"") echo "  FAIL: the NCCL run did not load NCCL's library"; rc=1 ;; esac
+    [ "$made" -eq 0 ] || { echo "  FAIL: the NCCL run made symcomm communicators"; rc=1; }
   fi
 done
 python3 - "$OUT/loss_nccl.txt" "$OUT/loss_symcomm.txt" <<'PY' || rc=1

@@ -826,8 +826,15 @@ int main(int argc, char **argv) {
   }
   const char *what = argv[1];
   const char *launch_rank = getenv("SYMCOMM_RANK");
-  if (strcmp(what, "choices") == 0 && launch_rank != NULL && strcmp(launch_rank, "0") == 0)
-    setenv("SYMCOMM_ALGO", "allreduce=oneshot", 1);
+  if (strcmp(what, "choices") == 0 && launch_rank != NULL && strcmp(launch_rank, "0") == 0) {
+    /* What auto does not pick above the one-shot size: two-shot where 2
+     * ranks on GPUs run one-shot at every size (the CUDA backend's
+     * pair_oneshot), else one-shot. */
+    const char *world = getenv("SYMCOMM_WORLD_SIZE"), *backend = getenv("SYMCOMM_BACKEND");
+    bool gpu_pair = world != NULL && strcmp(world, "2") == 0 && backend != NULL &&
+                    strcmp(backend, "cuda") == 0;
+    setenv("SYMCOMM_ALGO", gpu_pair ? "allreduce=twoshot" : "allreduce=oneshot", 1);
+  }
   symcomm_config_t config = SYMCOMM_CONFIG_INITIALIZER;
   if (strcmp(what, "slow_order") == 0)
     config.timeout_ms = 3000;

@@ -180,6 +180,24 @@ static size_t sc_ar_need(const sc_coll_hosts_t *h, size_t elem, size_t r) {
   return (within > across ? within : across) * elem;
 }
 
+/* Bytes of the other hosts' parts a rank may take in one exchange. */
+#define SC_AR_ONE_EXCHANGE_BYTES ((size_t)256 << 10)
+
+/* Whether the step across hosts is one exchange: every owner of a part
+ * sends the whole part to its counterparts and combines all of them, in
+ * host order, so every host gets the same bits; one NET launch instead of a
+ * reduce-scatter's and an all-gather's, which is what a small call pays for
+ * (each launch is a round trip through the network thread). Between 2 hosts
+ * it moves as many bytes as the two steps. The same on every rank. */
+static bool sc_ar_one_exchange(const sc_coll_hosts_t *h, const sc_coll_call_t *call) {
+  int parts = sc_ar_parts(h);
+  size_t part = (call->count + (size_t)parts - 1) / (size_t)parts;
+  size_t across = (size_t)(h->nhosts - 1) * part * call->elem;
+  size_t within = (size_t)(h->max_local - 1) * part * call->elem;
+  return h->nhosts <= SC_REDUCE_MAX_SRCS && across <= SC_AR_ONE_EXCHANGE_BYTES &&
+         across <= h->scratch_bytes && within <= h->scratch_bytes;
+}
+
 static sc_result_t sc_hosts_allreduce(sc_coll_hosts_t *h, const sc_coll_call_t *call,
                                       sc_stream_t *stream) {
   const size_t e = call->elem;
@@ -188,7 +206,8 @@ static sc_result_t sc_hosts_allreduce(sc_coll_hosts_t *h, const sc_coll_call_t *
   const int H = h->nhosts, L = sc_hosts_size(h, h->my_host), P = sc_ar_parts(h);
   const int me = h->my_local, host = h->my_host;
   const void **srcs = h->srcs;
-  size_t round = sc_round_elems(h, e, call->count, sc_ar_need);
+  bool one = sc_ar_one_exchange(h, call);
+  size_t round = one ? call->count : sc_round_elems(h, e, call->count, sc_ar_need);
   if (round == 0)
     return sc_hosts_too_small(h, call);
   for (size_t o = 0; o < call->count; o += round) {
@@ -215,8 +234,20 @@ static sc_result_t sc_hosts_allreduce(sc_coll_hosts_t *h, const sc_coll_call_t *
     } else {
       SC_CHECK(sc_step_copy(h, stream, out + o * e, in + o * e, r * e));
     }
-    /* Across the hosts, among the owners of my part. */
-    if (me < P) {
+    /* Across the hosts, among the owners of my part: in one exchange (srcs
+     * in host order, this host's being dst itself, all in one launch), or a
+     * reduce-scatter and an all-gather. */
+    if (me < P && one) {
+      for (int d = 1; d < H; d++) {
+        int to = (host + d) % H, from = (host + H - d) % H;
+        sc_step_add(h, SC_P2P_SEND, sc_hosts_rank(h, to, me), out + mine * e, mine_len * e);
+        srcs[from] = h->scratch + (size_t)(d - 1) * mine_len * e;
+        sc_step_add(h, SC_P2P_RECV, sc_hosts_rank(h, from, me), (void *)srcs[from], mine_len * e);
+        SC_CHECK(sc_step_distance_end(h, stream, d, H - 1));
+      }
+      srcs[host] = out + mine * e;
+      SC_CHECK(sc_step_reduce(h, stream, call, out + mine * e, srcs, H, mine_len, true));
+    } else if (me < P) {
       size_t sub = mine + sc_part_start(mine_len, H, host), sub_len = sc_part_len(mine_len, H, host);
       srcs[0] = out + sub * e;
       for (int d = 1; d < H; d++) {

@@ -67,6 +67,10 @@ struct ncclComm {
   char init_error[512];      /* its sentence, for the thread that asks */
   pthread_t init_thread;
   bool init_joinable;
+  /* An init run in a thread watches it (symcomm's config.abort_fd):
+   * ncclCommAbort writes it, so that a pending init ends at once. -1 none. */
+  int cancel_fd;
+  pthread_cond_t settled; /* with lock: state left PENDING */
   /* what init needs when it runs later (in a group, or non-blocking) */
   ncclUniqueId id;
   char name[64];
@@ -91,7 +95,8 @@ ncclResult_t shim_comm_hold(ncclComm_t comm, bool ready, const char *call);
 void shim_comm_release(ncclComm_t comm);
 /* Runs the communicator's symcomm init (its thread's body, or inline). */
 void shim_comm_run_init(ncclComm_t comm);
-/* Starts comm's init in a thread of its own; waits for it and gives its result. */
+/* Starts comm's init in a thread of its own; waits until it has ended (the
+ * caller holds comm, or owns it) and gives its result. */
 ncclResult_t shim_comm_start(ncclComm_t comm);
 ncclResult_t shim_comm_wait(ncclComm_t comm);
 /* The oldest ready communicator of this process on `device` if one is, else

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int g_rank, g_nranks;
@@ -496,6 +497,80 @@ static void test_one_process(void) {
 
 /* ---- main */
 
+static void exchange_id(const char *path, ncclUniqueId *id);
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* ncclCommAbort of a communicator whose non-blocking init is still pending
+ * ends it at once: every rank of this job joins a communicator of one rank
+ * more, which never comes; rank 0 aborts its init once the others' inits are
+ * under way. Its abort returns at once (not after SYMCOMM_TIMEOUT, which
+ * test_nccl_shim.sh sets to 30 s), and the others' inits fail within
+ * moments with a sentence naming rank 0, instead of waiting for the rank
+ * that never comes. */
+static void test_abort_pending_init(const char *base) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s.abort", base);
+  ncclUniqueId id;
+  if (g_rank == 0)
+    NCCL_OK(ncclGetUniqueId(&id));
+  exchange_id(path, &id);
+  ncclComm_t comm = NULL;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclResult_t res = ncclCommInitRankConfig(&comm, g_nranks + 1, id, g_rank, &cfg);
+  if (res != ncclInProgress)
+    FAIL("non-blocking init of a rank that never comes: %s: %s", ncclGetErrorString(res),
+         ncclGetLastError(NULL));
+  if (g_rank != 0) {
+    snprintf(path, sizeof(path), "%s.joined.%d", base, g_rank);
+    FILE *f = fopen(path, "w");
+    if (f == NULL || fclose(f) != 0)
+      FAIL("cannot write %s", path);
+    ncclResult_t state = ncclInProgress;
+    double start = now_s();
+    while (state == ncclInProgress && now_s() - start < 20) {
+      NCCL_OK(ncclCommGetAsyncError(comm, &state));
+      usleep(10000);
+    }
+    const char *why = ncclGetLastError(NULL);
+    if (state == ncclInProgress || state == ncclSuccess)
+      FAIL("init still %s 20 s after rank 0 aborted its own", ncclGetErrorString(state));
+    if (strstr(why, "rank 0") == NULL)
+      FAIL("init failed (%s) with '%s', which does not name rank 0", ncclGetErrorString(state), why);
+    printf("rank %d: init failed after %.1f s: %s\n", g_rank, now_s() - start, why);
+    NCCL_OK(ncclCommDestroy(comm));
+    return;
+  }
+  for (int r = 1; r < g_nranks; r++) {
+    snprintf(path, sizeof(path), "%s.joined.%d", base, r);
+    for (int tries = 0; !file_exists(path); tries++)
+      if (tries > 6000)
+        FAIL("rank %d never started its init", r);
+      else
+        usleep(10000);
+  }
+  usleep(300000); /* their inits reach the root */
+  ncclResult_t state = ncclSuccess;
+  NCCL_OK(ncclCommGetAsyncError(comm, &state));
+  if (state != ncclInProgress)
+    FAIL("init of %d ranks of %d ended (%s) before the abort", g_nranks, g_nranks + 1,
+         ncclGetErrorString(state));
+  double start = now_s();
+  NCCL_OK(ncclCommAbort(comm));
+  double took = now_s() - start;
+  if (took > 5)
+    FAIL("ncclCommAbort of a pending init took %.1f s", took);
+  NCCL_REFUSED(ncclInvalidArgument, "not a live communicator", ncclCommGetAsyncError(comm, &state));
+  printf("rank 0: abort of a pending init returned in %.3f s\n", took);
+}
+
 static void exchange_id(const char *path, ncclUniqueId *id) {
   if (g_rank == 0) {
     char tmp[4096];
@@ -575,6 +650,7 @@ int main(int argc, char **argv) {
   printf("rank %d: split, memory, windows ok\n", g_rank);
   test_failures(comm, a, b);
   printf("rank %d: failures in groups, an abort from a thread, ncclMemFree refused ok\n", g_rank);
+  test_abort_pending_init(argv[1]);
   if (g_rank == 0) {
     test_one_process();
     printf("rank 0: two ranks in one process (one group; ncclCommInitAll) ok\n");

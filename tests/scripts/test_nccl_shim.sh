@@ -47,4 +47,7 @@ if [ "${1:-}" = perf ]; then
 fi
 # Under symcomm-run SYMCOMM_ADDR is the launcher's root; ncclGetUniqueId
 # makes a root of its own, as a program that knows no launcher would.
-"$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR "$B/tests/nccl/test_nccl_shim" "$d/id"
+# SYMCOMM_TIMEOUT is short enough that an abort waiting for a pending init
+# (which it must not) shows as such rather than as this test's timeout.
+"$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR SYMCOMM_TIMEOUT=30 \
+  "$B/tests/nccl/test_nccl_shim" "$d/id"

@@ -177,7 +177,7 @@ $(NCCL_LIB): $(NCCL_OBJS) src/nccl/libnccl.map $(SHLIB)
 $(NCCL_TEST): $(BUILD)/obj/tests/nccl/test_nccl_shim.o $(NCCL_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread
+	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread -ldl
 
 nccl-note:
 	@mkdir -p $(BUILD)/lib

@@ -358,6 +358,7 @@ SHIM_API ncclResult_t ncclGetVersion(int *version) {
   *version = NCCL_VERSION_CODE;
   return ncclSuccess;
 }
+SHIM_PROFILED(ncclGetVersion);
 
 SHIM_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
   if (uniqueId == NULL)
@@ -372,15 +373,18 @@ SHIM_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
     memcpy(uniqueId, &id, sizeof(id));
   return res;
 }
+SHIM_PROFILED(ncclGetUniqueId);
 
 SHIM_API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
   return shim_init(comm, nranks, &commId, rank, NULL, "ncclCommInitRank");
 }
+SHIM_PROFILED(ncclCommInitRank);
 
 SHIM_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                              int rank, ncclConfig_t *config) {
   return shim_init(comm, nranks, &commId, rank, config, "ncclCommInitRankConfig");
 }
+SHIM_PROFILED(ncclCommInitRankConfig);
 
 /* Every rank passes the same ids in the same order; the first names the root
  * (symcomm's bootstrap needs one, and is not the bottleneck NCCL's is). */
@@ -391,6 +395,7 @@ SHIM_API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, 
                      (void *)commIds);
   return shim_init(newcomm, nranks, &commIds[0], myrank, config, "ncclCommInitRankScalable");
 }
+SHIM_PROFILED(ncclCommInitRankScalable);
 
 /* One process, ndev ranks: each rank's init runs in a thread of its own. */
 SHIM_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
@@ -431,6 +436,7 @@ SHIM_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *de
   free(made);
   return res;
 }
+SHIM_PROFILED(ncclCommInitAll);
 
 static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                     ncclConfig_t *config, const char *call);
@@ -445,6 +451,7 @@ SHIM_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommSplit);
 
 /* ncclCommSplit on a held comm. */
 static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
@@ -491,6 +498,7 @@ SHIM_API ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommFinalize);
 
 static ncclResult_t shim_comm_end(ncclComm_t comm, bool abort, const char *call) {
   ncclResult_t res = shim_comm_live(comm, call);
@@ -508,10 +516,12 @@ static ncclResult_t shim_comm_end(ncclComm_t comm, bool abort, const char *call)
 SHIM_API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   return shim_comm_end(comm, false, "ncclCommDestroy");
 }
+SHIM_PROFILED(ncclCommDestroy);
 
 SHIM_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return shim_comm_end(comm, true, "ncclCommAbort");
 }
+SHIM_PROFILED(ncclCommAbort);
 
 static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError);
 
@@ -525,6 +535,7 @@ SHIM_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommGetAsyncError);
 
 static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError) {
   ncclResult_t res;
@@ -560,14 +571,17 @@ static ncclResult_t shim_query(ncclComm_t comm, int *out, enum shim_field field,
 SHIM_API ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
   return shim_query(comm, count, SHIM_COUNT, "ncclCommCount");
 }
+SHIM_PROFILED(ncclCommCount);
 
 SHIM_API ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
   return shim_query(comm, device, SHIM_DEVICE, "ncclCommCuDevice");
 }
+SHIM_PROFILED(ncclCommCuDevice);
 
 SHIM_API ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   return shim_query(comm, rank, SHIM_RANK, "ncclCommUserRank");
 }
+SHIM_PROFILED(ncclCommUserRank);
 
 /* NCCL 2.28's fault-tolerance calls: symcomm has no communicator without its
  * failed ranks (a split needs every rank), so these are refused, not faked. */
@@ -578,6 +592,7 @@ SHIM_API ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
     return res;
   return shim_fail(ncclInvalidUsage, "ncclCommRevoke: symcomm cannot revoke a communicator (ncclCommAbort ends it)");
 }
+SHIM_PROFILED(ncclCommRevoke);
 
 SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
                                      ncclConfig_t *config, int shrinkFlags) {
@@ -590,6 +605,7 @@ SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int
   return shim_fail(ncclInvalidUsage, "ncclCommShrink: symcomm cannot shrink a communicator without its excluded "
                                      "ranks (ncclCommSplit, called by every rank, makes a smaller one)");
 }
+SHIM_PROFILED(ncclCommShrink);
 
 /* NCCL 2.28's device API (nccl_device.h, a CUDA C++ header, so its types are
  * not visible here: the pointers are passed through untouched). Programs
@@ -605,6 +621,7 @@ SHIM_API ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void 
     return res;
   return shim_fail(ncclInvalidUsage, "ncclDevCommCreate: symcomm does not offer NCCL's device API");
 }
+SHIM_PROFILED(ncclDevCommCreate);
 
 SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) {
   (void)devComm;
@@ -613,3 +630,4 @@ SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) {
     return res;
   return shim_fail(ncclInvalidUsage, "ncclDevCommDestroy: symcomm does not offer NCCL's device API");
 }
+SHIM_PROFILED(ncclDevCommDestroy);

@@ -149,6 +149,7 @@ SHIM_API ncclResult_t ncclGroupStart(void) {
   shim_group.depth++;
   return shim_result(symcomm_group_start(), NULL);
 }
+SHIM_PROFILED(ncclGroupStart);
 
 SHIM_API ncclResult_t ncclGroupEnd(void) {
   shim_group_t *g = &shim_group;
@@ -180,9 +181,11 @@ SHIM_API ncclResult_t ncclGroupEnd(void) {
   g->ninits = g->nsyncs = g->nselfs = 0;
   return res;
 }
+SHIM_PROFILED(ncclGroupEnd);
 
 /* NCCL's cost model of a group has no counterpart in symcomm. */
 SHIM_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
   (void)simInfo;
   return shim_fail(ncclInvalidUsage, "ncclGroupSimulateEnd: symcomm does not simulate groups");
 }
+SHIM_PROFILED(ncclGroupSimulateEnd);

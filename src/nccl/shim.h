@@ -1,7 +1,8 @@
 /* Inside libnccl.so.2, the NCCL-compatible library over symcomm's public API
  * (include/symcomm.h only: nothing of src/ is linked in). It is compiled
  * against the machine's own nccl.h, so enum values and struct layouts are
- * NCCL's; only the ncclXxx calls leave the library (libnccl.map).
+ * NCCL's; only the ncclXxx calls and their pncclXxx twins leave the library
+ * (libnccl.map).
  *
  * Streams (nccl_stream.c): on the CUDA backend a cudaStream_t is wrapped once
  * per communicator with symcomm_stream_from_cuda and cached, so later calls on
@@ -21,6 +22,12 @@
 #include "symcomm.h"
 
 #define SHIM_API __attribute__((visibility("default")))
+/* NCCL's profiling interface: every public call is exported twice, as
+ * ncclXxx and as pncclXxx, one function under two names (a profiler defines
+ * its own ncclXxx and reaches the library's through pncclXxx). Placed after
+ * each SHIM_API definition: an alias must be in its function's file. */
+#define SHIM_PROFILED(name) \
+  extern __typeof__(name) p##name __attribute__((alias(#name), visibility("default")))
 
 /* ---- errors (nccl_error.c) */
 

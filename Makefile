@@ -87,7 +87,7 @@ endif
 endif
 $(BUILD)/obj/src/backend/cuda/%.o: CFLAGS_ALL += -isystem $(CUDA_HOME)/include
 
-.PHONY: cuda-note nccl-note test-gpu all lib tools examples tests run test check test-san test-tsan mutation install clean help
+.PHONY: cuda-note nccl-note test-gpu all lib tools examples tests run test check test-san test-tsan mutation install uninstall clean help
 # Objects of tools are built through a pattern rule; keep them (no rebuilds).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -177,7 +177,7 @@ $(NCCL_LIB): $(NCCL_OBJS) src/nccl/libnccl.map $(SHLIB)
 $(NCCL_TEST): $(BUILD)/obj/tests/nccl/test_nccl_shim.o $(NCCL_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread
+	$(Q)$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN/../../lib/nccl' -o $@ $< -L$(BUILD)/lib/nccl -l:libnccl.so.2 -pthread -ldl
 
 nccl-note:
 	@mkdir -p $(BUILD)/lib
@@ -278,6 +278,15 @@ test-gpu: tests
 mutation:
 	bash tests/mutation/run.sh
 
+# Installs into $(DESTDIR)$(PREFIX): everything finds the rest through
+# $$ORIGIN (the tools' runpath $$ORIGIN/../lib, libsymcomm its CUDA backend
+# beside itself, the shim libsymcomm one folder up), so nothing points back
+# into the build tree and the tree may be moved. The shim gets a folder of its
+# own, never the one where the system's NCCL lives: a program takes it only
+# when asked (LD_LIBRARY_PATH or LD_PRELOAD).
+NCCL_INSTALL_DIR := lib/symcomm-nccl
+INSTALLED := include/symcomm.h lib/libsymcomm.so.0 lib/libsymcomm.so lib/libsymcomm.a \
+             lib/libsymcomm_cuda.so lib/pkgconfig/symcomm.pc $(TOOLS:%=bin/%) $(NCCL_INSTALL_DIR)/libnccl.so.2
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/symcomm.h $(DESTDIR)$(PREFIX)/include/
@@ -285,10 +294,16 @@ install: all
 	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/)
 	ln -sf libsymcomm.so.0 $(DESTDIR)$(PREFIX)/lib/libsymcomm.so
 	install -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/lib/
-	# The tools find the library through their rpath, $$ORIGIN/../lib.
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(NCCL_H),install -d $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR))
+	$(if $(NCCL_H),install -m 755 $(NCCL_LIB) $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR)/)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define SYMCOMM_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/symcomm.h | paste -sd.)|' \
 	  symcomm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/symcomm.pc
+
+# Removes what install put there (and the folders it made, once empty).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR) $(DESTDIR)$(PREFIX)/lib/pkgconfig 2>/dev/null
 
 clean:
 	rm -rf build build-san build-tsan
@@ -300,6 +315,6 @@ help:
 	@echo "make check      the suite on this build only"
 	@echo "make test-gpu   the CUDA backend's checks, on a host with NVIDIA GPUs"
 	@echo "make mutation   plant protocol bugs in copies of the tree; the suite must catch each"
-	@echo "make install PREFIX=/path"
+	@echo "make install    PREFIX=/usr/local by default, DESTDIR honoured; make uninstall undoes it"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

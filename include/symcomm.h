@@ -78,9 +78,14 @@ typedef struct symcomm_config {
   const char *backend;  /* "auto", "host" (simulated GPUs) or "cuda"; NULL = SYMCOMM_BACKEND.
                            Lets one process keep, e.g., a host-memory control communicator
                            beside its GPU ones. */
+  int abort_fd;         /* > 0: while init runs, a file descriptor it watches (an eventfd, a
+                           pipe's read end): once that is readable, init stops waiting and
+                           fails with SYMCOMM_ERR_ABORTED, and the other ranks' inits fail
+                           naming this rank. Only init reads it, never drains it; the caller
+                           may close it once init returned. 0 = none (stdin is never watched). */
 } symcomm_config_t;
 
-#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL}
+#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL, 0}
 
 /* ---------------------------------------------------------------- library */
 

@@ -169,6 +169,8 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
                         "for SYMCOMM_BACKEND)", b);
       snprintf(o.backend, sizeof(o.backend), "%s", b);
     }
+    if (config->size >= offsetof(symcomm_config_t, abort_fd) + sizeof(int) && config->abort_fd > 0)
+      o.abort_fd = config->abort_fd;
   }
   *out = o;
   return SYMCOMM_OK;
@@ -198,6 +200,7 @@ sc_result_t sc_comm_alloc(int rank, int nranks, const sc_comm_options_t *options
   comm->rank = rank;
   comm->nranks = nranks;
   comm->options = *options;
+  comm->options.abort_fd = 0; /* init's alone: a split of comm does not watch it */
   atomic_init(&comm->aborted, false);
   atomic_init(&comm->failed, SYMCOMM_OK);
   *out = comm;

@@ -7,6 +7,17 @@
 #include "util/log.h"
 #include "util/param.h"
 
+/* The caller's config.abort_fd ended init: an abort as symcomm_comm_abort's
+ * once the root watches this rank (the others hear "rank R aborted"), else
+ * the bootstrap's failure says so as init leaves. */
+static sc_result_t sc_comm_init_aborted(struct symcomm_comm *comm, int fd) {
+  if (comm->watch.listed)
+    sc_comm_watch_abort(comm);
+  return SC_RAISE(SYMCOMM_ERR_ABORTED, SC_INIT,
+                  "init of rank %d of %d aborted: config.abort_fd %d became readable", comm->rank,
+                  comm->nranks, fd);
+}
+
 sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nranks,
                                  const sc_comm_options_t *options, bool serves_root,
                                  struct symcomm_comm **out) {
@@ -16,6 +27,9 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
   comm->secret = root->secret;
   comm->root_rank = serves_root ? rank : -1; /* the exchange tells every rank */
   sc_result_t res;
+  /* Every wait of init polls the abort fd: the caller's fd ends them too. */
+  if (options->abort_fd > 0)
+    SC_CHECK_GOTO(sc_wakeup_follow(&comm->abort_wake, options->abort_fd), res, fail);
   SC_CHECK_GOTO(sc_bootstrap_connect(&comm->boot, root, rank, nranks, options->timeout_ms,
                                      comm->abort_wake.fd),
                 res, fail);
@@ -24,10 +38,14 @@ sc_result_t sc_comm_init_at_root(const sc_root_addr_t *root, int rank, int nrank
   SC_CHECK_GOTO(sc_comm_exchange_identity(comm), res, fail);
   SC_CHECK_GOTO(sc_comm_attach_device(comm), res, fail);
   sc_comm_watch_attach(comm);
+  sc_wakeup_unfollow(&comm->abort_wake);
   sc_comm_log_complete(comm, "world");
   *out = comm;
   return SYMCOMM_OK;
 fail:
+  if (sc_wakeup_followed_ready(&comm->abort_wake))
+    res = sc_comm_init_aborted(comm, options->abort_fd);
+  sc_wakeup_unfollow(&comm->abort_wake);
   res = sc_comm_explain(comm, res, "init");
   /* What this rank cannot support (too many ranks on a host, say), every
    * rank finds alike from what all exchanged, or fails on its own later:

@@ -84,36 +84,43 @@ SHIM_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t
                                     cudaStream_t stream) {
   return shim_coll(SHIM_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
 }
+SHIM_PROFILED(ncclAllReduce);
 
 SHIM_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
                                  ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
                                  cudaStream_t stream) {
   return shim_coll(SHIM_REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
+SHIM_PROFILED(ncclReduce);
 
 SHIM_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                                     ncclDataType_t datatype, int root, ncclComm_t comm,
                                     cudaStream_t stream) {
   return shim_coll(SHIM_BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
 }
+SHIM_PROFILED(ncclBroadcast);
 
 SHIM_API ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream) {
   return shim_coll(SHIM_BROADCAST, buff, buff, count, datatype, ncclSum, root, comm, stream);
 }
+SHIM_PROFILED(ncclBcast);
 
 SHIM_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return shim_coll(SHIM_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, stream);
 }
+SHIM_PROFILED(ncclAllGather);
 
 SHIM_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                         ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                         cudaStream_t stream) {
   return shim_coll(SHIM_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
 }
+SHIM_PROFILED(ncclReduceScatter);
 
 SHIM_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                                    ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return shim_coll(SHIM_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm, stream);
 }
+SHIM_PROFILED(ncclAlltoAll);

@@ -3,9 +3,13 @@
  * registry, so that a handle that is not one (NULL, destroyed, never made)
  * is refused with a sentence rather than followed. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -70,7 +74,8 @@ ncclResult_t shim_comm_live(ncclComm_t comm, const char *call) {
   return comm != NULL && shim_registered(comm) ? ncclSuccess : shim_comm_refuse(comm, call);
 }
 
-/* Joins comm's init thread once it has finished (or, with wait, until it has). */
+/* Joins comm's init thread once it has finished (or, with wait, until it
+ * has). Whoever joins, others that must wait for the init use shim_comm_wait. */
 static void shim_comm_join(ncclComm_t comm, bool wait) {
   pthread_mutex_lock(&comm->lock);
   bool join = comm->init_joinable && (wait || atomic_load(&comm->state) != SHIM_PENDING);
@@ -146,6 +151,8 @@ static ncclComm_t shim_comm_new(int nranks, const ncclUniqueId *id, int rank, in
   if (comm == NULL)
     return NULL;
   pthread_mutex_init(&comm->lock, NULL);
+  pthread_cond_init(&comm->settled, NULL);
+  comm->cancel_fd = -1;
   comm->nranks = nranks;
   comm->rank = rank;
   comm->device = device;
@@ -171,6 +178,9 @@ static void shim_comm_free(ncclComm_t comm) {
     free(r);
   }
   free(comm->streams);
+  if (comm->cancel_fd >= 0)
+    close(comm->cancel_fd);
+  pthread_cond_destroy(&comm->settled);
   pthread_mutex_destroy(&comm->lock);
   free(comm);
 }
@@ -193,6 +203,7 @@ static symcomm_result_t shim_comm_attach(ncclComm_t comm) {
 
 /* Records how init ended; the sentence stays with comm for whichever thread asks. */
 static void shim_comm_settle(ncclComm_t comm, symcomm_result_t res, symcomm_comm_t errcomm) {
+  pthread_mutex_lock(&comm->lock);
   if (res != SYMCOMM_OK) {
     snprintf(comm->init_error, sizeof(comm->init_error), "%s", symcomm_last_error(errcomm));
     comm->init_result = shim_map_result(res);
@@ -201,18 +212,30 @@ static void shim_comm_settle(ncclComm_t comm, symcomm_result_t res, symcomm_comm
     comm->init_result = ncclSuccess;
     atomic_store(&comm->state, SHIM_READY);
   }
+  pthread_cond_broadcast(&comm->settled);
+  pthread_mutex_unlock(&comm->lock);
 }
 
 void shim_comm_run_init(ncclComm_t comm) {
   symcomm_config_t cfg = SYMCOMM_CONFIG_INITIALIZER;
   cfg.device = comm->device;
   cfg.name = comm->has_name ? comm->name : NULL;
+  cfg.abort_fd = comm->cancel_fd > 0 ? comm->cancel_fd : 0;
   symcomm_result_t res = symcomm_comm_init(&comm->sc, comm->nranks,
                                            (const symcomm_unique_id_t *)&comm->id, comm->rank, &cfg);
   symcomm_comm_t errcomm = NULL;
   if (res == SYMCOMM_OK && (res = shim_comm_attach(comm)) != SYMCOMM_OK)
     errcomm = comm->sc;
   shim_comm_settle(comm, res, errcomm);
+}
+
+/* A start that failed: comm's sentence is in init_error. */
+static void shim_comm_settle_failed(ncclComm_t comm) {
+  pthread_mutex_lock(&comm->lock);
+  comm->init_result = ncclSystemError;
+  atomic_store(&comm->state, SHIM_FAILED);
+  pthread_cond_broadcast(&comm->settled);
+  pthread_mutex_unlock(&comm->lock);
 }
 
 static void *shim_comm_init_thread(void *arg) {
@@ -222,29 +245,54 @@ static void *shim_comm_init_thread(void *arg) {
 
 /* Runs comm's init in a thread of its own (non-blocking, or one of a group's). */
 ncclResult_t shim_comm_start(ncclComm_t comm) {
+  /* Without it an abort would wait for the init (up to SYMCOMM_TIMEOUT). */
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) {
+    snprintf(comm->init_error, sizeof(comm->init_error), "no eventfd for the init: %s",
+             strerror(errno));
+    shim_comm_settle_failed(comm);
+    return shim_fail(ncclSystemError, "%s", comm->init_error);
+  }
   pthread_mutex_lock(&comm->lock);
+  comm->cancel_fd = fd;
   int err = pthread_create(&comm->init_thread, NULL, shim_comm_init_thread, comm);
   comm->init_joinable = err == 0;
   pthread_mutex_unlock(&comm->lock);
   if (err != 0) {
     snprintf(comm->init_error, sizeof(comm->init_error), "no thread for the init: %s",
              strerror(err));
-    comm->init_result = ncclSystemError;
-    atomic_store(&comm->state, SHIM_FAILED);
-    return shim_fail(ncclSystemError, "ncclGroupEnd: %s", comm->init_error);
+    shim_comm_settle_failed(comm);
+    return shim_fail(ncclSystemError, "%s", comm->init_error);
   }
   return ncclSuccess;
 }
 
-/* Waits for a started init; its result, with the sentence. */
+/* Waits for a started init (a thread may be joining it: the state says when
+ * it ended); its result, with the sentence. */
 ncclResult_t shim_comm_wait(ncclComm_t comm) {
-  shim_comm_join(comm, true);
+  pthread_mutex_lock(&comm->lock);
+  while (atomic_load(&comm->state) == SHIM_PENDING)
+    pthread_cond_wait(&comm->settled, &comm->lock);
+  pthread_mutex_unlock(&comm->lock);
   if (atomic_load(&comm->state) == SHIM_READY)
     return ncclSuccess;
   return shim_fail(comm->init_result, "%s", comm->init_error);
 }
 
+/* An abort of a communicator still being made ends its init's waits. */
+static void shim_comm_cancel(ncclComm_t comm) {
+  pthread_mutex_lock(&comm->lock);
+  if (comm->cancel_fd >= 0) {
+    uint64_t one = 1;
+    ssize_t n = write(comm->cancel_fd, &one, sizeof(one));
+    (void)n;
+  }
+  pthread_mutex_unlock(&comm->lock);
+}
+
 static void shim_comm_teardown(ncclComm_t comm, bool abort) {
+  if (abort)
+    shim_comm_cancel(comm);
   shim_comm_join(comm, true);
   /* The abort ends the waits of calls in other threads; they still read comm. */
   if (abort && comm->sc != NULL)
@@ -310,6 +358,7 @@ SHIM_API ncclResult_t ncclGetVersion(int *version) {
   *version = NCCL_VERSION_CODE;
   return ncclSuccess;
 }
+SHIM_PROFILED(ncclGetVersion);
 
 SHIM_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
   if (uniqueId == NULL)
@@ -324,15 +373,18 @@ SHIM_API ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
     memcpy(uniqueId, &id, sizeof(id));
   return res;
 }
+SHIM_PROFILED(ncclGetUniqueId);
 
 SHIM_API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
   return shim_init(comm, nranks, &commId, rank, NULL, "ncclCommInitRank");
 }
+SHIM_PROFILED(ncclCommInitRank);
 
 SHIM_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                              int rank, ncclConfig_t *config) {
   return shim_init(comm, nranks, &commId, rank, config, "ncclCommInitRankConfig");
 }
+SHIM_PROFILED(ncclCommInitRankConfig);
 
 /* Every rank passes the same ids in the same order; the first names the root
  * (symcomm's bootstrap needs one, and is not the bottleneck NCCL's is). */
@@ -343,6 +395,7 @@ SHIM_API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, 
                      (void *)commIds);
   return shim_init(newcomm, nranks, &commIds[0], myrank, config, "ncclCommInitRankScalable");
 }
+SHIM_PROFILED(ncclCommInitRankScalable);
 
 /* One process, ndev ranks: each rank's init runs in a thread of its own. */
 SHIM_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
@@ -383,6 +436,7 @@ SHIM_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *de
   free(made);
   return res;
 }
+SHIM_PROFILED(ncclCommInitAll);
 
 static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                     ncclConfig_t *config, const char *call);
@@ -397,6 +451,7 @@ SHIM_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommSplit);
 
 /* ncclCommSplit on a held comm. */
 static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
@@ -443,6 +498,7 @@ SHIM_API ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommFinalize);
 
 static ncclResult_t shim_comm_end(ncclComm_t comm, bool abort, const char *call) {
   ncclResult_t res = shim_comm_live(comm, call);
@@ -460,10 +516,12 @@ static ncclResult_t shim_comm_end(ncclComm_t comm, bool abort, const char *call)
 SHIM_API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   return shim_comm_end(comm, false, "ncclCommDestroy");
 }
+SHIM_PROFILED(ncclCommDestroy);
 
 SHIM_API ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return shim_comm_end(comm, true, "ncclCommAbort");
 }
+SHIM_PROFILED(ncclCommAbort);
 
 static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError);
 
@@ -477,6 +535,7 @@ SHIM_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async
   shim_comm_release(comm);
   return res;
 }
+SHIM_PROFILED(ncclCommGetAsyncError);
 
 static ncclResult_t shim_comm_async_error(ncclComm_t comm, ncclResult_t *asyncError) {
   ncclResult_t res;
@@ -512,14 +571,17 @@ static ncclResult_t shim_query(ncclComm_t comm, int *out, enum shim_field field,
 SHIM_API ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
   return shim_query(comm, count, SHIM_COUNT, "ncclCommCount");
 }
+SHIM_PROFILED(ncclCommCount);
 
 SHIM_API ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
   return shim_query(comm, device, SHIM_DEVICE, "ncclCommCuDevice");
 }
+SHIM_PROFILED(ncclCommCuDevice);
 
 SHIM_API ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   return shim_query(comm, rank, SHIM_RANK, "ncclCommUserRank");
 }
+SHIM_PROFILED(ncclCommUserRank);
 
 /* NCCL 2.28's fault-tolerance calls: symcomm has no communicator without its
  * failed ranks (a split needs every rank), so these are refused, not faked. */
@@ -530,6 +592,7 @@ SHIM_API ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
     return res;
   return shim_fail(ncclInvalidUsage, "ncclCommRevoke: symcomm cannot revoke a communicator (ncclCommAbort ends it)");
 }
+SHIM_PROFILED(ncclCommRevoke);
 
 SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
                                      ncclConfig_t *config, int shrinkFlags) {
@@ -542,6 +605,7 @@ SHIM_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int
   return shim_fail(ncclInvalidUsage, "ncclCommShrink: symcomm cannot shrink a communicator without its excluded "
                                      "ranks (ncclCommSplit, called by every rank, makes a smaller one)");
 }
+SHIM_PROFILED(ncclCommShrink);
 
 /* NCCL 2.28's device API (nccl_device.h, a CUDA C++ header, so its types are
  * not visible here: the pointers are passed through untouched). Programs
@@ -557,6 +621,7 @@ SHIM_API ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void 
     return res;
   return shim_fail(ncclInvalidUsage, "ncclDevCommCreate: symcomm does not offer NCCL's device API");
 }
+SHIM_PROFILED(ncclDevCommCreate);
 
 SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) {
   (void)devComm;
@@ -565,3 +630,4 @@ SHIM_API ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) {
     return res;
   return shim_fail(ncclInvalidUsage, "ncclDevCommDestroy: symcomm does not offer NCCL's device API");
 }
+SHIM_PROFILED(ncclDevCommDestroy);

@@ -61,8 +61,10 @@ SHIM_API const char *ncclGetErrorString(ncclResult_t result) {
   default: return "not an ncclResult_t";
   }
 }
+SHIM_PROFILED(ncclGetErrorString);
 
 SHIM_API const char *ncclGetLastError(ncclComm_t comm) {
   (void)comm;
   return shim_last_error;
 }
+SHIM_PROFILED(ncclGetLastError);

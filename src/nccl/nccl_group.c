@@ -117,20 +117,30 @@ static ncclResult_t shim_group_selfs(shim_group_t *g) {
   return res;
 }
 
-/* Starts every init of the group, then waits for the blocking ones. */
+/* Starts every init of the group, then waits for the blocking ones. Each is
+ * held meanwhile: an ncclCommAbort from another thread (before the group's
+ * end, or during its wait) ends the init, never frees what is waited on. */
 static ncclResult_t shim_group_inits(shim_group_t *g) {
   ncclResult_t res = ncclSuccess, r;
   bool pending = false;
-  for (int i = 0; i < g->ninits; i++)
-    if ((r = shim_comm_start(g->inits[i])) != ncclSuccess && res == ncclSuccess)
-      res = r;
   for (int i = 0; i < g->ninits; i++) {
-    if (!g->inits[i]->blocking) {
-      pending = true;
-      continue;
+    ncclComm_t comm = g->inits[i];
+    if ((r = shim_comm_hold(comm, false, "ncclGroupEnd")) != ncclSuccess) {
+      g->inits[i] = NULL; /* ended before the group did */
+    } else if ((r = shim_comm_start(comm)) != ncclSuccess || !comm->blocking) {
+      pending = pending || r == ncclSuccess;
+      g->inits[i] = NULL;
+      shim_comm_release(comm);
     }
+    if (r != ncclSuccess && res == ncclSuccess)
+      res = r;
+  }
+  for (int i = 0; i < g->ninits; i++) {
+    if (g->inits[i] == NULL)
+      continue;
     if ((r = shim_comm_wait(g->inits[i])) != ncclSuccess && res == ncclSuccess)
       res = r;
+    shim_comm_release(g->inits[i]);
   }
   return res == ncclSuccess && pending ? ncclInProgress : res;
 }
@@ -139,6 +149,7 @@ SHIM_API ncclResult_t ncclGroupStart(void) {
   shim_group.depth++;
   return shim_result(symcomm_group_start(), NULL);
 }
+SHIM_PROFILED(ncclGroupStart);
 
 SHIM_API ncclResult_t ncclGroupEnd(void) {
   shim_group_t *g = &shim_group;
@@ -170,9 +181,11 @@ SHIM_API ncclResult_t ncclGroupEnd(void) {
   g->ninits = g->nsyncs = g->nselfs = 0;
   return res;
 }
+SHIM_PROFILED(ncclGroupEnd);
 
 /* NCCL's cost model of a group has no counterpart in symcomm. */
 SHIM_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
   (void)simInfo;
   return shim_fail(ncclInvalidUsage, "ncclGroupSimulateEnd: symcomm does not simulate groups");
 }
+SHIM_PROFILED(ncclGroupSimulateEnd);

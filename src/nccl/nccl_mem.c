@@ -44,6 +44,7 @@ SHIM_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
   *ptr = p;
   return ncclSuccess;
 }
+SHIM_PROFILED(ncclMemAlloc);
 
 SHIM_API ncclResult_t ncclMemFree(void *ptr) {
   pthread_mutex_lock(&shim_alloc_lock);
@@ -71,6 +72,7 @@ SHIM_API ncclResult_t ncclMemFree(void *ptr) {
   free(a);
   return res;
 }
+SHIM_PROFILED(ncclMemFree);
 
 void shim_mem_forget(ncclComm_t comm) {
   pthread_mutex_lock(&shim_alloc_lock);
@@ -125,6 +127,7 @@ SHIM_API ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t
     *handle = r;
   return res;
 }
+SHIM_PROFILED(ncclCommRegister);
 
 SHIM_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
   ncclResult_t res = shim_comm_ready(comm, "ncclCommDeregister");
@@ -137,6 +140,7 @@ SHIM_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
   free(r);
   return ncclSuccess;
 }
+SHIM_PROFILED(ncclCommDeregister);
 
 SHIM_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
                                              ncclWindow_t *win, int winFlags) {
@@ -156,6 +160,7 @@ SHIM_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t
     *win = (ncclWindow_t)(void *)w;
   return res;
 }
+SHIM_PROFILED(ncclCommWindowRegister);
 
 SHIM_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   ncclResult_t res = shim_comm_ready(comm, "ncclCommWindowDeregister");
@@ -170,3 +175,4 @@ SHIM_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win
   free(r);
   return res;
 }
+SHIM_PROFILED(ncclCommWindowDeregister);

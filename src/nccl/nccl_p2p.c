@@ -51,11 +51,13 @@ SHIM_API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_
                                ncclComm_t comm, cudaStream_t stream) {
   return shim_p2p(true, (void *)sendbuff, count, datatype, peer, comm, stream, "ncclSend");
 }
+SHIM_PROFILED(ncclSend);
 
 SHIM_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream) {
   return shim_p2p(false, recvbuff, count, datatype, peer, comm, stream, "ncclRecv");
 }
+SHIM_PROFILED(ncclRecv);
 
 /* On a held comm: checks what gather and scatter need before any of their sends is posted
  * (a group that failed halfway would queue the other half). */
@@ -115,6 +117,7 @@ SHIM_API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t co
   shim_group_note(res);
   return res;
 }
+SHIM_PROFILED(ncclGather);
 
 SHIM_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
                                   ncclDataType_t datatype, int root, ncclComm_t comm,
@@ -123,3 +126,4 @@ SHIM_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t c
   shim_group_note(res);
   return res;
 }
+SHIM_PROFILED(ncclScatter);

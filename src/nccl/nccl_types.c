@@ -84,6 +84,7 @@ SHIM_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
                    "ncclRedOpCreatePreMulSum: symcomm has no pre-multiplied sum; scale the "
                    "input, then reduce with ncclSum");
 }
+SHIM_PROFILED(ncclRedOpCreatePreMulSum);
 
 SHIM_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   ncclResult_t res = shim_comm_ready(comm, "ncclRedOpDestroy");
@@ -92,3 +93,4 @@ SHIM_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return shim_fail(ncclInvalidArgument,
                    "ncclRedOpDestroy: operator %d was not made by ncclRedOpCreatePreMulSum", (int)op);
 }
+SHIM_PROFILED(ncclRedOpDestroy);

@@ -1,7 +1,8 @@
 /* Inside libnccl.so.2, the NCCL-compatible library over symcomm's public API
  * (include/symcomm.h only: nothing of src/ is linked in). It is compiled
  * against the machine's own nccl.h, so enum values and struct layouts are
- * NCCL's; only the ncclXxx calls leave the library (libnccl.map).
+ * NCCL's; only the ncclXxx calls and their pncclXxx twins leave the library
+ * (libnccl.map).
  *
  * Streams (nccl_stream.c): on the CUDA backend a cudaStream_t is wrapped once
  * per communicator with symcomm_stream_from_cuda and cached, so later calls on
@@ -21,6 +22,12 @@
 #include "symcomm.h"
 
 #define SHIM_API __attribute__((visibility("default")))
+/* NCCL's profiling interface: every public call is exported twice, as
+ * ncclXxx and as pncclXxx, one function under two names (a profiler defines
+ * its own ncclXxx and reaches the library's through pncclXxx). Placed after
+ * each SHIM_API definition: an alias must be in its function's file. */
+#define SHIM_PROFILED(name) \
+  extern __typeof__(name) p##name __attribute__((alias(#name), visibility("default")))
 
 /* ---- errors (nccl_error.c) */
 
@@ -67,6 +74,10 @@ struct ncclComm {
   char init_error[512];      /* its sentence, for the thread that asks */
   pthread_t init_thread;
   bool init_joinable;
+  /* An init run in a thread watches it (symcomm's config.abort_fd):
+   * ncclCommAbort writes it, so that a pending init ends at once. -1 none. */
+  int cancel_fd;
+  pthread_cond_t settled; /* with lock: state left PENDING */
   /* what init needs when it runs later (in a group, or non-blocking) */
   ncclUniqueId id;
   char name[64];
@@ -91,7 +102,8 @@ ncclResult_t shim_comm_hold(ncclComm_t comm, bool ready, const char *call);
 void shim_comm_release(ncclComm_t comm);
 /* Runs the communicator's symcomm init (its thread's body, or inline). */
 void shim_comm_run_init(ncclComm_t comm);
-/* Starts comm's init in a thread of its own; waits for it and gives its result. */
+/* Starts comm's init in a thread of its own; waits until it has ended (the
+ * caller holds comm, or owns it) and gives its result. */
 ncclResult_t shim_comm_start(ncclComm_t comm);
 ncclResult_t shim_comm_wait(ncclComm_t comm);
 /* The oldest ready communicator of this process on `device` if one is, else

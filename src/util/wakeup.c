@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -11,14 +12,14 @@ sc_result_t sc_wakeup_open(sc_wakeup_t *w) {
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0)
     return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_INIT, "eventfd failed");
-  w->fd = fd;
+  *w = (sc_wakeup_t){.fd = fd, .event = -1, .followed = -1};
   return SYMCOMM_OK;
 }
 
 void sc_wakeup_signal(sc_wakeup_t *w) {
   uint64_t one = 1;
   /* Never read back, so the fd stays readable; a full counter is still readable. */
-  ssize_t n = write(w->fd, &one, sizeof(one));
+  ssize_t n = write(w->joined ? w->event : w->fd, &one, sizeof(one));
   (void)n;
 }
 
@@ -30,5 +31,46 @@ bool sc_wakeup_is_signalled(const sc_wakeup_t *w) {
 void sc_wakeup_close(sc_wakeup_t *w) {
   if (w->fd >= 0)
     close(w->fd);
+  if (w->joined && w->event >= 0)
+    close(w->event);
   w->fd = -1;
+  w->joined = w->following = false;
+}
+
+/* An epoll set is readable while any fd in it is (level-triggered), so the
+ * waits that poll w's fd need not know that it follows another. */
+sc_result_t sc_wakeup_follow(sc_wakeup_t *w, int other) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0)
+    return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_INIT, "epoll_create1 failed");
+  struct epoll_event own = {.events = EPOLLIN, .data.fd = w->fd};
+  struct epoll_event theirs = {.events = EPOLLIN, .data.fd = other};
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, w->fd, &own) != 0) {
+    close(ep);
+    return SC_RAISE_ERRNO(SYMCOMM_ERR_SYSTEM, SC_INIT, "epoll_ctl of the wakeup failed");
+  }
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, other, &theirs) != 0) {
+    close(ep);
+    return SC_RAISE_ERRNO(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT, "fd %d cannot be watched", other);
+  }
+  w->event = w->fd;
+  w->fd = ep;
+  w->followed = other;
+  w->joined = w->following = true;
+  return SYMCOMM_OK;
+}
+
+void sc_wakeup_unfollow(sc_wakeup_t *w) {
+  if (!w->following)
+    return;
+  /* The caller may close its fd once we return: take it out now. */
+  epoll_ctl(w->fd, EPOLL_CTL_DEL, w->followed, NULL);
+  w->following = false;
+}
+
+bool sc_wakeup_followed_ready(const sc_wakeup_t *w) {
+  if (!w->following)
+    return false;
+  struct pollfd p = {.fd = w->followed, .events = POLLIN};
+  return poll(&p, 1, 0) == 1;
 }

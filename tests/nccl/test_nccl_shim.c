@@ -9,6 +9,7 @@
  *   test_nccl_shim ID-FILE   (rank 0 writes the unique id there; the others read it)
  * Host memory stands in for device memory, and a NULL stream makes each call
  * return once its work is done (README.md, "libnccl.so.2"). */
+#include <dlfcn.h>
 #include <math.h>
 #include <nccl.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int g_rank, g_nranks;
@@ -494,7 +496,140 @@ static void test_one_process(void) {
     NCCL_OK(ncclCommDestroy(c[i]));
 }
 
+/* ---- the profiling interface: pncclXxx is ncclXxx under another name */
+
+static void *twin(void *lib, const char *name, void **plain) {
+  char pname[128];
+  snprintf(pname, sizeof(pname), "p%s", name);
+  void *p = dlsym(lib, pname);
+  *plain = dlsym(lib, name);
+  if (p == NULL || *plain == NULL)
+    FAIL("libnccl.so.2 has %s %p and %s %p", name, *plain, pname, p);
+  if (p != *plain)
+    FAIL("%s is at %p, %s at %p: a copy, not an alias", pname, p, name, *plain);
+  return p;
+}
+
+static void test_profiling_twins(ncclComm_t comm, unsigned char *a, unsigned char *b) {
+  /* Looked up in the library itself: the program's own references to
+   * ncclXxx may resolve to its PLT. */
+  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == NULL)
+    FAIL("libnccl.so.2 is not loaded: %s", dlerror());
+  void *plain;
+  ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                             cudaStream_t) = twin(lib, "ncclAllReduce", &plain);
+  ncclResult_t (*count)(const ncclComm_t, int *) = twin(lib, "ncclCommCount", &plain);
+  const char *(*error_string)(ncclResult_t) = twin(lib, "ncclGetErrorString", &plain);
+  const char *(*last_error)(ncclComm_t) = twin(lib, "ncclGetLastError", &plain);
+  ncclResult_t (*group_start)(void) = twin(lib, "ncclGroupStart", &plain);
+  ncclResult_t (*group_end)(void) = twin(lib, "ncclGroupEnd", &plain);
+  ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
+      twin(lib, "ncclSend", &plain);
+  ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
+      twin(lib, "ncclRecv", &plain);
+  (void)twin(lib, "ncclCommInitRankConfig", &plain);
+  (void)twin(lib, "ncclDevCommCreate", &plain);
+  /* and they do what the plain calls do */
+  fill_reduce(a, 33, ncclInt32, ncclMax, 400000, g_rank);
+  reset(b, 33 * 4);
+  NCCL_OK(all_reduce(a, b, 33, ncclInt32, ncclMax, comm, NULL));
+  check_reduced(b, 33, ncclInt32, ncclMax, 400000, "pncclAllReduce");
+  int n = -1;
+  NCCL_OK(count(comm, &n));
+  if (n != g_nranks)
+    FAIL("pncclCommCount gave %d", n);
+  if (strcmp(error_string(ncclRemoteError), ncclGetErrorString(ncclRemoteError)) != 0)
+    FAIL("pncclGetErrorString differs");
+  if (all_reduce(a, b, 1, (ncclDataType_t)99, ncclSum, comm, NULL) != ncclInvalidArgument ||
+      strstr(last_error(NULL), "datatype") == NULL)
+    FAIL("pncclAllReduce of datatype 99: '%s'", last_error(NULL));
+  int right = (g_rank + 1) % g_nranks, left = (g_rank + g_nranks - 1) % g_nranks;
+  fill_moved(a, 40, 400001, g_rank, 0);
+  reset(b, 40);
+  NCCL_OK(group_start());
+  NCCL_OK(send(a, 10, ncclFloat32, right, comm, NULL));
+  NCCL_OK(recv(b, 10, ncclFloat32, left, comm, NULL));
+  NCCL_OK(group_end());
+  check_moved(b, 40, 400001, left, 0, "pncclSend/pncclRecv ring");
+  dlclose(lib);
+}
+
 /* ---- main */
+
+static void exchange_id(const char *path, ncclUniqueId *id);
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* ncclCommAbort of a communicator whose non-blocking init is still pending
+ * ends it at once: every rank of this job joins a communicator of one rank
+ * more, which never comes; rank 0 aborts its init once the others' inits are
+ * under way. Its abort returns at once (not after SYMCOMM_TIMEOUT, which
+ * test_nccl_shim.sh sets to 30 s), and the others' inits fail within
+ * moments with a sentence naming rank 0, instead of waiting for the rank
+ * that never comes. */
+static void test_abort_pending_init(const char *base) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s.abort", base);
+  ncclUniqueId id;
+  if (g_rank == 0)
+    NCCL_OK(ncclGetUniqueId(&id));
+  exchange_id(path, &id);
+  ncclComm_t comm = NULL;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclResult_t res = ncclCommInitRankConfig(&comm, g_nranks + 1, id, g_rank, &cfg);
+  if (res != ncclInProgress)
+    FAIL("non-blocking init of a rank that never comes: %s: %s", ncclGetErrorString(res),
+         ncclGetLastError(NULL));
+  if (g_rank != 0) {
+    snprintf(path, sizeof(path), "%s.joined.%d", base, g_rank);
+    FILE *f = fopen(path, "w");
+    if (f == NULL || fclose(f) != 0)
+      FAIL("cannot write %s", path);
+    ncclResult_t state = ncclInProgress;
+    double start = now_s();
+    while (state == ncclInProgress && now_s() - start < 20) {
+      NCCL_OK(ncclCommGetAsyncError(comm, &state));
+      usleep(10000);
+    }
+    const char *why = ncclGetLastError(NULL);
+    if (state == ncclInProgress || state == ncclSuccess)
+      FAIL("init still %s 20 s after rank 0 aborted its own", ncclGetErrorString(state));
+    if (strstr(why, "rank 0") == NULL)
+      FAIL("init failed (%s) with '%s', which does not name rank 0", ncclGetErrorString(state), why);
+    printf("rank %d: init failed after %.1f s: %s\n", g_rank, now_s() - start, why);
+    NCCL_OK(ncclCommDestroy(comm));
+    return;
+  }
+  for (int r = 1; r < g_nranks; r++) {
+    snprintf(path, sizeof(path), "%s.joined.%d", base, r);
+    for (int tries = 0; !file_exists(path); tries++)
+      if (tries > 6000)
+        FAIL("rank %d never started its init", r);
+      else
+        usleep(10000);
+  }
+  usleep(300000); /* their inits reach the root */
+  ncclResult_t state = ncclSuccess;
+  NCCL_OK(ncclCommGetAsyncError(comm, &state));
+  if (state != ncclInProgress)
+    FAIL("init of %d ranks of %d ended (%s) before the abort", g_nranks, g_nranks + 1,
+         ncclGetErrorString(state));
+  double start = now_s();
+  NCCL_OK(ncclCommAbort(comm));
+  double took = now_s() - start;
+  if (took > 5)
+    FAIL("ncclCommAbort of a pending init took %.1f s", took);
+  NCCL_REFUSED(ncclInvalidArgument, "not a live communicator", ncclCommGetAsyncError(comm, &state));
+  printf("rank 0: abort of a pending init returned in %.3f s\n", took);
+}
 
 static void exchange_id(const char *path, ncclUniqueId *id) {
   if (g_rank == 0) {
@@ -575,6 +710,9 @@ int main(int argc, char **argv) {
   printf("rank %d: split, memory, windows ok\n", g_rank);
   test_failures(comm, a, b);
   printf("rank %d: failures in groups, an abort from a thread, ncclMemFree refused ok\n", g_rank);
+  test_profiling_twins(comm, a, b);
+  printf("rank %d: pncclXxx twins ok\n", g_rank);
+  test_abort_pending_init(argv[1]);
   if (g_rank == 0) {
     test_one_process();
     printf("rank 0: two ranks in one process (one group; ncclCommInitAll) ok\n");

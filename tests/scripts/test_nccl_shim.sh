@@ -19,12 +19,16 @@ if [ ! -e "$lib" ]; then
   exit 0
 fi
 readelf -d "$lib" | grep -q 'SONAME.*\[libnccl\.so\.2\]' || fail "$lib has no soname libnccl.so.2"
-others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^nccl' | tr '\n' ' ')
+others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^p\?nccl' | tr '\n' ' ')
 [ -z "$others" ] || fail "$lib exports more than NCCL's calls: $others"
+# Every call has its profiling twin pncclXxx at the same address (an alias).
+unpaired=$(nm -D --defined-only "$lib" | awk '{ sub(/^p/, "", $3); at[$3] = at[$3] " " $1; n[$3]++ }
+  END { for (f in n) if (n[f] != 2 || split(at[f], a, " ") != 2 || a[1] != a[2]) print f }' | tr '\n' ' ')
+[ -z "$unpaired" ] || fail "$lib lacks the pncclXxx alias of (or has a copy for): $unpaired"
 for f in ncclCommInitRankConfig ncclAlltoAll ncclGather ncclScatter ncclCommWindowRegister ncclMemAlloc; do
   nm -D --defined-only "$lib" | grep -qw "$f" || fail "$lib does not export $f"
 done
-echo "ok: soname libnccl.so.2, exports ncclXxx only"
+echo "ok: soname libnccl.so.2, exports ncclXxx and their pncclXxx aliases only"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 if [ "${1:-}" = perf ]; then
@@ -47,4 +51,7 @@ if [ "${1:-}" = perf ]; then
 fi
 # Under symcomm-run SYMCOMM_ADDR is the launcher's root; ncclGetUniqueId
 # makes a root of its own, as a program that knows no launcher would.
-"$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR "$B/tests/nccl/test_nccl_shim" "$d/id"
+# SYMCOMM_TIMEOUT is short enough that an abort waiting for a pending init
+# (which it must not) shows as such rather than as this test's timeout.
+"$B/bin/symcomm-run" -n 4 --timeout 110 -- env -u SYMCOMM_ADDR SYMCOMM_TIMEOUT=30 \
+  "$B/tests/nccl/test_nccl_shim" "$d/id"

@@ -16,6 +16,11 @@
  *   test_net_engine sigstop WHO   SIGSTOP of one: the other fails after its 2 s timeout
  *   test_net_engine fault_seq     the sender stamps a wrong message number on a chunk
  *                                 (SYMCOMM_NET_FAULT=seq): the receiver fails, writes nothing of it
+ *   test_net_engine eager N       messages that go without a grant, between N ranks: sizes
+ *                                 around SYMCOMM_NET_EAGER_BYTES (E - 1, E, E + 1, 0, 1) all at
+ *                                 once both ways, staged too; then each rank sends 3 windows of
+ *                                 small messages to the next before the receives are posted (the
+ *                                 receiver holds at most a window of them), finishing in order
  *   test_net_engine dup_header    rank 1, played by raw sockets that know the token, sends a
  *                                 granted chunk, then in the same write a second header for it
  *                                 numbered as a claimed slot is marked: the receiver fails, the
@@ -397,6 +402,43 @@ static void rank_staging(void) {
   printf("rank %d: staged both sides\n", me.rank);
 }
 
+static void rank_eager(void) {
+  uint64_t e = me.cfg.eager_bytes;
+  TEST_ASSERT(e >= 2, "SYMCOMM_NET_EAGER_BYTES=%llu: the test needs 2 or more", (unsigned long long)e);
+  const uint64_t sizes[] = {e - 1, e, e + 1, 0, 1, e / 2 + 1};
+  exchange(sizes, 6, 0, false, 60);
+  TEST_OK(sc_net_endpoint_add_poller(me.ep, stage_poller, NULL));
+  exchange(sizes, 6, 10, true, 60);
+  /* Sends run ahead of the receives: 3 windows of them, to the next rank,
+   * while the previous rank's reach this one before it posts its receives. */
+  int n = 3 * me.cfg.window, to = (me.rank + 1) % me.nranks, from = (me.rank + me.nranks - 1) % me.nranks;
+  int order0 = finished_count[SC_NET_RECV][from];
+  tmsg_t **ts = calloc(2 * (size_t)n, sizeof(*ts));
+  TEST_ASSERT(ts != NULL);
+  for (int i = 0; i < n; i++) {
+    uint64_t bytes = i % 7 == 3 ? e : 1 + td_mix(11, i, 0) % e;
+    ts[i] = tmsg_new(SC_NET_SEND, to, bytes, 100 + i, false);
+    post(ts[i]);
+  }
+  usleep(200 * 1000);
+  for (int i = 0; i < n; i++) {
+    uint64_t bytes = i % 7 == 3 ? e : 1 + td_mix(11, i, 0) % e;
+    ts[n + i] = tmsg_new(SC_NET_RECV, from, bytes, 100 + i, false);
+    post(ts[n + i]);
+  }
+  wait_all(ts, 2 * n, 60);
+  for (int i = 0; i < n; i++) {
+    TEST_ASSERT(ts[i]->res == SYMCOMM_OK, "send %d: %s", i, symcomm_result_string(ts[i]->res));
+    TEST_ASSERT(ts[n + i]->order == order0 + i, "receive %d finished as #%d", i, ts[n + i]->order - order0);
+    check_received(ts[n + i]);
+  }
+  for (int i = 0; i < 2 * n; i++)
+    tmsg_free(ts[i]);
+  free(ts);
+  printf("rank %d: eager sizes around %llu both ways, staged too, and %d sent ahead of their receives\n", me.rank,
+         (unsigned long long)e, n);
+}
+
 static void expect_failed(tmsg_t *t, sc_result_t res, const char *what) {
   TEST_ASSERT(t->res == res, "rank %d: %s finished with %s, expected %s", me.rank, what,
               symcomm_result_string(t->res), symcomm_result_string(res));
@@ -615,7 +657,7 @@ static void rank_dup_header(void) {
   }
   sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
                       .token = TOKEN, .from = 1, .to = 0, .count = (uint32_t)(1 + me.cfg.sockets),
-                      .chunk_bytes = cb};
+                      .eager_bytes = (uint32_t)me.cfg.eager_bytes, .chunk_bytes = cb};
   int ctrl = dup_connect(&h);
   h.index = 1;
   int data = dup_connect(&h);
@@ -681,8 +723,10 @@ static void rank_main(int rank, int nranks, int up, int down) {
     cfg.sockets = atoi(g_argv[3]);
   if (strcmp(g_mode, "fault_seq") == 0 && rank == 1)
     setenv("SYMCOMM_NET_FAULT", "seq", 1);
-  if (strcmp(g_mode, "dup_header") == 0)
+  if (strcmp(g_mode, "dup_header") == 0) {
     cfg.chunk_bytes = 4096;
+    cfg.eager_bytes = 0; /* its message is granted: rank 1 is played by hand */
+  }
   me.cfg = cfg;
   sc_net_addr_t addr, addrs[MAX_RANKS];
   TEST_OK(sc_net_endpoint_open(&cfg, &me.ep, &addr));
@@ -700,6 +744,8 @@ static void rank_main(int rank, int nranks, int up, int down) {
     rank_peers();
   else if (strcmp(g_mode, "many") == 0)
     rank_many();
+  else if (strcmp(g_mode, "eager") == 0)
+    rank_eager();
   else if (strcmp(g_mode, "staging") == 0)
     rank_staging();
   else if (strcmp(g_mode, "mismatch") == 0)
@@ -807,7 +853,7 @@ static void stray_visit(const job_t *job, int r) {
   TEST_OK(sc_net_config_from_env(&env));
   sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
                       .token = TOKEN ^ 1, .from = 2, .to = r, .count = (uint32_t)(1 + env.sockets),
-                      .chunk_bytes = env.chunk_bytes};
+                      .eager_bytes = (uint32_t)env.eager_bytes, .chunk_bytes = env.chunk_bytes};
   fd = stray_connect(job, r);
   TEST_OK(sc_socket_send_all(fd, &h, sizeof(h), sc_deadline_after(5000), -1, "rank"));
   stray_expect_closed(fd, "a hello with a wrong token");
@@ -829,7 +875,7 @@ static void stray_visit(const job_t *job, int r) {
 /* ---- main */
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_net_engine sizes N | peers N | many | staging | mismatch | stray | "
+  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N | many | staging | mismatch | stray | "
                   "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | bench BYTES SOCKETS ITERS\n");
   return 2;
 }
@@ -845,7 +891,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   job_t job;
   int n = 2;
-  if (strcmp(g_mode, "sizes") == 0 || strcmp(g_mode, "peers") == 0) {
+  if (strcmp(g_mode, "sizes") == 0 || strcmp(g_mode, "peers") == 0 || strcmp(g_mode, "eager") == 0) {
     if (argc < 3)
       return usage();
     n = atoi(argv[2]);
@@ -862,8 +908,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(g_mode, "sizes") == 0) { /* the parameters' ranges are checked, naming the variable */
     static const char *bad[][2] = {{"SYMCOMM_NET_SOCKETS", "0"}, {"SYMCOMM_NET_CHUNK_BYTES", "100"},
-                                   {"SYMCOMM_NET_WINDOW", "2000"}, {"SYMCOMM_NET_SOCKETS", "two"}};
-    for (int i = 0; i < 4; i++) {
+                                   {"SYMCOMM_NET_WINDOW", "2000"}, {"SYMCOMM_NET_SOCKETS", "two"},
+                                   {"SYMCOMM_NET_EAGER_BYTES", "-1"}};
+    for (int i = 0; i < 5; i++) {
       sc_net_config_t c = {0};
       setenv(bad[i][0], bad[i][1], 1);
       TEST_EXPECT_RESULT(sc_net_config_from_env(&c), SYMCOMM_ERR_INVALID_ARGUMENT);
@@ -872,7 +919,11 @@ int main(int argc, char **argv) {
     }
     sc_net_config_t c = {0};
     TEST_OK(sc_net_config_from_env(&c));
-    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32);
+    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32 && c.eager_bytes == 64 * KIB);
+    setenv("SYMCOMM_NET_CHUNK_BYTES", "4096", 1); /* an eager message is one chunk */
+    TEST_OK(sc_net_config_from_env(&c));
+    TEST_ASSERT(c.eager_bytes == 4096, "eager bytes %zu with 4096-byte chunks", c.eager_bytes);
+    unsetenv("SYMCOMM_NET_CHUNK_BYTES");
   }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)

@@ -8,7 +8,8 @@
  *   test_net_engine staging       chunk_ptr says "not yet" for a while on both sides (a staging
  *                                 ring of 3 chunks, copies that take time), sent memory poisoned
  *                                 as soon as chunk_done says it left
- *   test_net_engine mismatch      1000 bytes sent, 2000 received: both fail naming both sizes
+ *   test_net_engine mismatch [SEND RECV]   1000 (SEND) bytes sent, 2000 (RECV) received: both
+ *                                 fail naming both sizes
  *   test_net_engine stray         strangers connect to 2 exchanging ranks during transfers (garbage,
  *                                 a wrong token, half a hello, a duplicate socket): the job goes on
  *   test_net_engine kill9 WHO     kill -9 of the sender or receiver (WHO) of a large transfer: the
@@ -21,6 +22,11 @@
  *                                 once both ways, staged too; then each rank sends 3 windows of
  *                                 small messages to the next before the receives are posted (the
  *                                 receiver holds at most a window of them), finishing in order
+ *   test_net_engine eager_bad     rank 1, played by raw sockets, breaks the rules of EAGER
+ *                                 records (wrong number, 0 or too many bytes, more than the
+ *                                 receive, for a granted receive, beyond the window, cut short, a
+ *                                 SIZE in place of EAGER, another limit): rank 0 fails with a
+ *                                 sentence, writes nothing, frees what it held
  *   test_net_engine dup_header    rank 1, played by raw sockets that know the token, sends a
  *                                 granted chunk, then in the same write a second header for it
  *                                 numbered as a claimed slot is marked: the receiver fails, the
@@ -283,6 +289,24 @@ static void check_received(tmsg_t *t) {
   td_check_guards(t->buf.data, t->buf.bytes, what);
 }
 
+/* Staged messages the poller serves (until active is emptied). */
+static void stage_track(tmsg_t **ts, int n) {
+  pthread_mutex_lock(&me.lock); /* the poller reads the list on the progress thread */
+  for (int i = 0; i < n; i++) {
+    ts[i]->next_active = active;
+    active = ts[i];
+  }
+  pthread_mutex_unlock(&me.lock);
+}
+
+/* finish() says the chunks landed; our own copies out of the staging slots may still run. */
+static void stage_settle(tmsg_t **ts, int n) {
+  for (int i = 0; i < n; i++)
+    for (int s = 0; s < STAGE_SLOTS && ts[i]->m.kind == SC_NET_RECV && ts[i]->res == SYMCOMM_OK; s++)
+      while (__atomic_load_n(&ts[i]->slot_chunk[s], __ATOMIC_ACQUIRE) != -1)
+        usleep(1000);
+}
+
 /* Posts a send to and a receive from every other rank for each size (index
  * base + i), all at once; waits; checks every byte. */
 static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, double timeout_s) {
@@ -296,22 +320,13 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
       ts[k++] = tmsg_new(SC_NET_RECV, from, sizes[i], base + i, staged);
       ts[k++] = tmsg_new(SC_NET_SEND, to, sizes[i], base + i, staged);
     }
-  if (staged) {
-    pthread_mutex_lock(&me.lock); /* the poller reads the list on the progress thread */
-    for (int i = 0; i < n; i++) {
-      ts[i]->next_active = active;
-      active = ts[i];
-    }
-    pthread_mutex_unlock(&me.lock);
-  }
+  if (staged)
+    stage_track(ts, n);
   for (int i = 0; i < n; i++)
     post(ts[i]);
   wait_all(ts, n, timeout_s);
-  /* finish() says the chunks landed; our own copies out of the staging slots may still run. */
-  for (int i = 0; staged && i < n; i++)
-    for (int s = 0; s < STAGE_SLOTS && ts[i]->m.kind == SC_NET_RECV && ts[i]->res == SYMCOMM_OK; s++)
-      while (__atomic_load_n(&ts[i]->slot_chunk[s], __ATOMIC_ACQUIRE) != -1)
-        usleep(1000);
+  if (staged)
+    stage_settle(ts, n);
   int nulls = 0;
   for (int i = 0; i < n; i++) {
     TEST_ASSERT(ts[i]->res == SYMCOMM_OK, "rank %d: message to/from %d: %s", me.rank, ts[i]->m.peer,
@@ -455,13 +470,17 @@ static void expect_fail_sentence(sc_result_t res, const char *a, const char *b) 
   pthread_mutex_unlock(&me.lock);
 }
 
-static void rank_mismatch(void) {
+static void rank_mismatch(uint64_t send_bytes, uint64_t recv_bytes) {
   int peer = 1 - me.rank;
-  tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_SEND : SC_NET_RECV, peer, me.rank == 0 ? 1000 : 2000, 0, false);
+  tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_SEND : SC_NET_RECV, peer, me.rank == 0 ? send_bytes : recv_bytes, 0,
+                       false);
   post(t);
   wait_all(&t, 1, 30);
   expect_failed(t, SYMCOMM_ERR_INVALID_USAGE, "the mismatched message");
-  expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, "1000 bytes", "2000 bytes");
+  char sizes[2][48];
+  snprintf(sizes[0], sizeof(sizes[0]), "sends %llu bytes", (unsigned long long)send_bytes);
+  snprintf(sizes[1], sizeof(sizes[1]), "receives %llu bytes", (unsigned long long)recv_bytes);
+  expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, sizes[0], sizes[1]);
   char rank_text[32];
   snprintf(rank_text, sizeof(rank_text), "rank %d", peer);
   expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, rank_text, me.rank == 0 ? "send #0" : "receive #0");
@@ -690,8 +709,112 @@ static void rank_dup_header(void) {
   close(ctrl);
 }
 
+/* eager_bad: rank 1, played by raw sockets, breaks the EAGER rules (E = 1000
+ * bytes, window 4, 4096-byte chunks); rank 0 must fail with the sentence
+ * named, write nothing of the receive it posted, and free what it held. */
+typedef struct bad_case {
+  const char *name;
+  uint64_t recv_bytes; /* rank 0's receive; 0: none posted */
+  bool recv_late;      /* posted after rank 1's bytes came */
+  sc_result_t res;
+  const char *a, *b; /* in rank 0's sentence */
+} bad_case_t;
+
+static const bad_case_t bad_cases[] = {
+    {"wrong_seq", 100, false, SYMCOMM_ERR_REMOTE, "message #1 where #0", "rank 1"},
+    {"zero_bytes", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 0 bytes without a grant", "1 to 1000 bytes"},
+    {"over_e", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 1001 bytes without a grant", "1 to 1000 bytes"},
+    {"over_recv", 100, false, SYMCOMM_ERR_INVALID_USAGE, "receives 100 bytes", "rank 1 sends 200 bytes"},
+    {"over_recv_late", 100, true, SYMCOMM_ERR_INVALID_USAGE, "receives 100 bytes", "rank 1 sends 200 bytes"},
+    {"granted", 2000, false, SYMCOMM_ERR_INVALID_USAGE, "receives 2000 bytes", "rank 1 sends 1000 bytes"},
+    {"over_window", 0, false, SYMCOMM_ERR_REMOTE, "#4 without a grant, 4 or more ahead", "rank 1"},
+    {"cut", 1000, false, SYMCOMM_ERR_REMOTE, "rank 1", "closed"},
+    {"size_not_eager", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 100 bytes without them", "rank 1"},
+    {"other_e", 100, false, SYMCOMM_ERR_INVALID_USAGE, "SYMCOMM_NET_EAGER_BYTES", "rank 1"},
+};
+static const bad_case_t *g_bad;
+
+static void bad_eager(int fd, uint64_t seq, uint64_t bytes, uint64_t sent) {
+  uint8_t *wire = malloc(sizeof(sc_net_rec_t) + bytes);
+  TEST_ASSERT(wire != NULL);
+  sc_net_rec_t rec = {.type = SC_NET_REC_EAGER, .seq = seq, .a = bytes};
+  memcpy(wire, &rec, sizeof(rec));
+  td_fill(wire + sizeof(rec), (size_t)bytes, msg_seed(1, 0, (int)seq), 1);
+  TEST_OK(sc_socket_send_all(fd, wire, sizeof(rec) + sent, sc_deadline_after(5000), -1, "rank 0"));
+  free(wire);
+}
+
+static void rank_eager_bad(void) {
+  const bad_case_t *bc = g_bad;
+  if (me.rank == 0) {
+    tmsg_t *t = bc->recv_bytes > 0 ? tmsg_new(SC_NET_RECV, 1, bc->recv_bytes, 0, false) : NULL;
+    if (t != NULL && bc->recv_late)
+      usleep(200 * 1000);
+    if (t != NULL && sc_net_post(me.ep, &t->m) == SYMCOMM_OK)
+      wait_all(&t, 1, 10);
+    double end = test_now() + 10;
+    pthread_mutex_lock(&me.lock);
+    while (me.fails == 0 && test_now() < end) {
+      pthread_mutex_unlock(&me.lock);
+      usleep(10 * 1000);
+      pthread_mutex_lock(&me.lock);
+    }
+    pthread_mutex_unlock(&me.lock);
+    expect_fail_sentence(bc->res, bc->a, bc->b);
+    if (t != NULL) {
+      if (t->finished)
+        expect_failed(t, bc->res, "the receive");
+      td_check_untouched(t->buf.data, t->buf.bytes, "the receive of a broken eager message");
+      td_check_guards(t->buf.data, t->buf.bytes, "eager_bad");
+      tmsg_free(t);
+    }
+    printf("rank 0: %s failed as it should: %s\n", bc->name, me.fail_text);
+    return;
+  }
+  bool other_e = strcmp(bc->name, "other_e") == 0;
+  sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
+                      .token = TOKEN, .from = 1, .to = 0, .count = (uint32_t)(1 + me.cfg.sockets),
+                      .eager_bytes = (uint32_t)me.cfg.eager_bytes + other_e, .chunk_bytes = me.cfg.chunk_bytes};
+  int ctrl = dup_connect(&h);
+  if (strcmp(bc->name, "wrong_seq") == 0)
+    bad_eager(ctrl, 1, 100, 100);
+  else if (strcmp(bc->name, "zero_bytes") == 0)
+    bad_eager(ctrl, 0, 0, 0);
+  else if (strcmp(bc->name, "over_e") == 0)
+    bad_eager(ctrl, 0, 1001, 1001);
+  else if (strcmp(bc->name, "over_recv") == 0 || strcmp(bc->name, "over_recv_late") == 0)
+    bad_eager(ctrl, 0, 200, 200);
+  else if (strcmp(bc->name, "over_window") == 0)
+    for (int i = 0; i < 5; i++)
+      bad_eager(ctrl, (uint64_t)i, 100, 100);
+  else if (strcmp(bc->name, "size_not_eager") == 0) {
+    sc_net_rec_t size = {.type = SC_NET_REC_SIZE, .seq = 0, .a = 100};
+    TEST_OK(sc_socket_send_all(ctrl, &size, sizeof(size), sc_deadline_after(5000), -1, "rank 0"));
+  } else if (strcmp(bc->name, "granted") == 0) {
+    for (;;) {
+      sc_net_rec_t r;
+      TEST_OK(sc_socket_recv_all(ctrl, &r, sizeof(r), sc_deadline_after(10000), -1, "rank 0"));
+      if (r.type == SC_NET_REC_GRANT && r.seq == 0 && r.a == 0 && r.b == 1)
+        break;
+    }
+    bad_eager(ctrl, 0, 1000, 1000);
+  } else if (strcmp(bc->name, "cut") == 0) {
+    usleep(50 * 1000); /* the receive is posted */
+    bad_eager(ctrl, 0, 1000, 500);
+    usleep(50 * 1000); /* read in another turn than the close */
+    close(ctrl);
+    return;
+  }
+  char c[sizeof(sc_net_rec_t)];
+  /* Until rank 0 closes (it failed), or 10 s: its sentence is its side's to check. */
+  while (sc_socket_recv_all(ctrl, c, sizeof(c), sc_deadline_after(10000), -1, "rank 0") == SYMCOMM_OK)
+    ;
+  close(ctrl);
+}
+
 static const char *g_mode;
 static char **g_argv;
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak)); /* LeakSanitizer's, in ASan builds */
 
 static void read_full(int fd, void *buf, size_t len) {
   size_t got = 0;
@@ -727,6 +850,11 @@ static void rank_main(int rank, int nranks, int up, int down) {
     cfg.chunk_bytes = 4096;
     cfg.eager_bytes = 0; /* its message is granted: rank 1 is played by hand */
   }
+  if (strcmp(g_mode, "eager_bad") == 0) {
+    cfg.chunk_bytes = 4096;
+    cfg.eager_bytes = 1000;
+    cfg.window = 4;
+  }
   me.cfg = cfg;
   sc_net_addr_t addr, addrs[MAX_RANKS];
   TEST_OK(sc_net_endpoint_open(&cfg, &me.ep, &addr));
@@ -749,7 +877,8 @@ static void rank_main(int rank, int nranks, int up, int down) {
   else if (strcmp(g_mode, "staging") == 0)
     rank_staging();
   else if (strcmp(g_mode, "mismatch") == 0)
-    rank_mismatch();
+    rank_mismatch(g_argv[2] != NULL ? strtoull(g_argv[2], NULL, 0) : 1000,
+                  g_argv[2] != NULL && g_argv[3] != NULL ? strtoull(g_argv[3], NULL, 0) : 2000);
   else if (strcmp(g_mode, "stray") == 0)
     rank_stray();
   else if (strcmp(g_mode, "kill9") == 0 || strcmp(g_mode, "sigstop") == 0)
@@ -758,10 +887,16 @@ static void rank_main(int rank, int nranks, int up, int down) {
     rank_fault_seq();
   else if (strcmp(g_mode, "dup_header") == 0)
     rank_dup_header();
+  else if (strcmp(g_mode, "eager_bad") == 0)
+    rank_eager_bad();
   else if (strcmp(g_mode, "bench") == 0)
     rank_bench(strtoull(g_argv[2], NULL, 0), atoi(g_argv[4]));
   sc_net_endpoint_close(me.ep);
   TEST_ASSERT(sc_net_wake_fd() == -1, "the progress thread outlived the last endpoint");
+  /* Ranks end with _exit(): under ASan, what the endpoint held (bytes that
+   * came eagerly, say) must be freed by now. */
+  if (__lsan_do_recoverable_leak_check != NULL)
+    TEST_ASSERT(__lsan_do_recoverable_leak_check() == 0, "rank %d leaked memory (report above)", me.rank);
   fflush(stdout);
 }
 
@@ -875,8 +1010,9 @@ static void stray_visit(const job_t *job, int r) {
 /* ---- main */
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N | many | staging | mismatch | stray | "
-                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | bench BYTES SOCKETS ITERS\n");
+  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N | many | staging | mismatch [SEND RECV] | stray | "
+                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | eager_bad | "
+                  "bench BYTES SOCKETS ITERS\n");
   return 2;
 }
 
@@ -925,10 +1061,25 @@ int main(int argc, char **argv) {
     TEST_ASSERT(c.eager_bytes == 4096, "eager bytes %zu with 4096-byte chunks", c.eager_bytes);
     unsetenv("SYMCOMM_NET_CHUNK_BYTES");
   }
+  double t0 = test_now();
+  if (strcmp(g_mode, "eager_bad") == 0) { /* a job per case: a failed endpoint stays failed */
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+      g_bad = &bad_cases[i];
+      job_start(&job, 2, false);
+      for (int r = 0; r < 2; r++) {
+        int status;
+        TEST_ASSERT(waitpid(job.pids[r], &status, 0) == job.pids[r]);
+        TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: rank %d ended with status 0x%x",
+                    g_bad->name, r, status);
+        close(job.up[r]);
+      }
+    }
+    printf("ok: %s (%zu cases, %.1f s)\n", g_mode, sizeof(bad_cases) / sizeof(bad_cases[0]), test_now() - t0);
+    return 0;
+  }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)
     n = 3;
-  double t0 = test_now();
   job_start(&job, n, stray);
   if (stray) {
     for (int r = 0; r < n; r++)

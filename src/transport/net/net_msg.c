@@ -256,7 +256,12 @@ void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *
   net_peer_t *p = c->peer;
   /* On our outgoing control connection the receiver speaks of our sends, on an incoming one the sender of our receives. */
   int kind = c->dir == NET_OUT ? SC_NET_SEND : SC_NET_RECV;
-  if (r->type == SC_NET_REC_SIZE)
+  /* Its receive would wait for bytes that never come (it is never granted). */
+  if (r->type == SC_NET_REC_SIZE && kind == SC_NET_RECV && net_eager(ep, r->a))
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced its message #%llu of %llu bytes without them: messages "
+             "of 1 to %zu bytes come with their bytes (SYMCOMM_NET_EAGER_BYTES)", p->rank,
+             (unsigned long long)r->seq, (unsigned long long)r->a, ep->cfg.eager_bytes);
+  else if (r->type == SC_NET_REC_SIZE)
     net_peer_size(ep, p, kind, r->seq, r->a, NULL);
   else if (r->type == SC_NET_REC_EAGER && kind == SC_NET_RECV)
     net_peer_eager(ep, c, r->seq, r->a);

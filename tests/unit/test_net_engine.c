@@ -7,7 +7,8 @@
  *   test_net_engine many          1000 small messages back to back each way (finish in order)
  *   test_net_engine staging       chunk_ptr says "not yet" for a while on both sides (a staging
  *                                 ring of 3 chunks, copies that take time), sent memory poisoned
- *                                 as soon as chunk_done says it left
+ *                                 as soon as chunk_done says it left; then one way, one message
+ *                                 at a time (a staging copy that only the poller's hint ends)
  *   test_net_engine mismatch [SEND RECV]   1000 (SEND) bytes sent, 2000 (RECV) received: both
  *                                 fail naming both sizes
  *   test_net_engine stray         strangers connect to 2 exchanging ranks during transfers (garbage,
@@ -414,7 +415,28 @@ static void rank_staging(void) {
   TEST_OK(sc_net_endpoint_add_poller(me.ep, stage_poller, NULL));
   /* Well under the 30 s timeout: a "not yet" no poller hint covers would wait for a deadline. */
   exchange(sizes, 4, 0, true, 20);
-  printf("rank %d: staged both sides\n", me.rank);
+  /* One way, one message at a time, each send posted after its receive's
+   * size and grant came: the turn that starts the send's staging copy is
+   * followed by nothing from the network, so only a poller hint taken after
+   * that turn's chunk_ptr calls wakes the thread before the 30 s deadline. */
+  static const uint64_t one_way[] = {3, 64 * KIB + 5, 64 * KIB};
+  for (int i = 0; i < 3; i++) {
+    tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_RECV : SC_NET_SEND, 1 - me.rank, one_way[i], 20 + i, true);
+    stage_track(&t, 1);
+    if (me.rank == 1)
+      usleep(50 * 1000);
+    post(t);
+    wait_all(&t, 1, 5);
+    stage_settle(&t, 1);
+    if (me.rank == 0)
+      check_received(t);
+    TEST_ASSERT(t->res == SYMCOMM_OK, "rank %d: one-way message %d: %s", me.rank, i, symcomm_result_string(t->res));
+    pthread_mutex_lock(&me.lock);
+    active = NULL;
+    pthread_mutex_unlock(&me.lock);
+    tmsg_free(t);
+  }
+  printf("rank %d: staged both sides, and one way one at a time\n", me.rank);
 }
 
 static void rank_eager(void) {

@@ -18,7 +18,8 @@
  *   test_net_engine sigstop WHO   SIGSTOP of one: the other fails after its 2 s timeout
  *   test_net_engine fault_seq     the sender stamps a wrong message number on a chunk
  *                                 (SYMCOMM_NET_FAULT=seq): the receiver fails, writes nothing of it
- *   test_net_engine eager N       messages that go without a grant, between N ranks: sizes
+ *   test_net_engine eager N [W0]  messages that go without a grant, between N ranks (rank 0's
+ *                                 window W0, the others' SYMCOMM_NET_WINDOW): sizes
  *                                 around SYMCOMM_NET_EAGER_BYTES (E - 1, E, E + 1, 0, 1) all at
  *                                 once both ways, staged too; then each rank sends 3 windows of
  *                                 small messages to the next before the receives are posted (the
@@ -353,6 +354,9 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
 
 /* ---- scenarios, as run by each rank */
 
+static const char *g_mode;
+static char **g_argv;
+
 static const uint64_t edge_sizes[] = {0, 1, 4095, 1 * MIB - 1, 1 * MIB, 1 * MIB + 1, 64 * MIB + 3}; /* around the default chunk */
 
 static void rank_sizes(void) {
@@ -448,7 +452,10 @@ static void rank_eager(void) {
   exchange(sizes, 6, 10, true, 60);
   /* Sends run ahead of the receives: 3 windows of them, to the next rank,
    * while the previous rank's reach this one before it posts its receives. */
-  int n = 3 * me.cfg.window, to = (me.rank + 1) % me.nranks, from = (me.rank + me.nranks - 1) % me.nranks;
+  sc_net_config_t env = {0}; /* the others' window, where rank 0's differs */
+  TEST_OK(sc_net_config_from_env(&env));
+  int w = g_argv[3] != NULL && atoi(g_argv[3]) > env.window ? atoi(g_argv[3]) : env.window;
+  int n = 3 * w, to = (me.rank + 1) % me.nranks, from = (me.rank + me.nranks - 1) % me.nranks;
   int order0 = finished_count[SC_NET_RECV][from];
   tmsg_t **ts = calloc(2 * (size_t)n, sizeof(*ts));
   TEST_ASSERT(ts != NULL);
@@ -834,8 +841,6 @@ static void rank_eager_bad(void) {
   close(ctrl);
 }
 
-static const char *g_mode;
-static char **g_argv;
 int __lsan_do_recoverable_leak_check(void) __attribute__((weak)); /* LeakSanitizer's, in ASan builds */
 
 static void read_full(int fd, void *buf, size_t len) {
@@ -872,6 +877,8 @@ static void rank_main(int rank, int nranks, int up, int down) {
     cfg.chunk_bytes = 4096;
     cfg.eager_bytes = 0; /* its message is granted: rank 1 is played by hand */
   }
+  if (strcmp(g_mode, "eager") == 0 && g_argv[3] != NULL && rank == 0)
+    cfg.window = atoi(g_argv[3]); /* windows may differ: each receiver says how far ahead it takes */
   if (strcmp(g_mode, "eager_bad") == 0) {
     cfg.chunk_bytes = 4096;
     cfg.eager_bytes = 1000;
@@ -1032,7 +1039,7 @@ static void stray_visit(const job_t *job, int r) {
 /* ---- main */
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N | many | staging | mismatch [SEND RECV] | stray | "
+  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N [W0] | many | staging | mismatch [SEND RECV] | stray | "
                   "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | eager_bad | "
                   "bench BYTES SOCKETS ITERS\n");
   return 2;

@@ -117,6 +117,9 @@ struct net_peer {
   /* send side: grants for messages not posted yet */
   net_grant_t *grants;
   size_t n_grants, cap_grants;
+  /* send side: the peer's window, which its SIZE records carry (0 until one
+   * came): how far ahead of its receives small messages may go eagerly */
+  uint64_t peer_window;
   /* receive side */
   net_slot_t *slots; /* [window] */
   int outstanding;

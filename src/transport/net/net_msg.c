@@ -29,11 +29,14 @@ static void net_put_rec(sc_net_endpoint_t *ep, net_conn_t *c, uint32_t type, uin
 }
 
 /* Send m's EAGER record and bytes, if the receiver has room for them (it
- * posted all but fewer than `window` of the messages up to m) and they are
- * staged; false: not yet. Its bytes are copied: they have left. */
+ * posted all but fewer than its window of the messages up to m; windows may
+ * differ between ranks, so until its first SIZE record says its window, only
+ * one message goes ahead) and they are staged; false: not yet. Its bytes are
+ * copied: they have left. */
 static bool net_send_eager(sc_net_endpoint_t *ep, net_queue_t *q, net_conn_t *ctrl, sc_net_msg_t *m) {
   struct sc_net_msg_engine *e = &m->engine;
-  if (e->seq >= q->peer_seq + (uint64_t)ep->cfg.window)
+  uint64_t room = ctrl->peer->peer_window > 0 ? ctrl->peer->peer_window : 1;
+  if (e->seq >= q->peer_seq + room)
     return false;
   const uint8_t *ptr = m->chunk_ptr(m, 0);
   if (ptr == NULL)
@@ -58,8 +61,9 @@ static void net_send_sizes(sc_net_endpoint_t *ep, net_queue_t *q, net_conn_t *ct
     if (m->kind == SC_NET_SEND && net_eager(ep, m->bytes)) {
       if (!net_send_eager(ep, q, ctrl, m))
         break; /* the later ones wait: the records go in order */
-    } else {
-      net_put_rec(ep, ctrl, SC_NET_REC_SIZE, m->engine.seq, m->bytes, 0);
+    } else { /* a receive's SIZE says how many may come ahead of it */
+      net_put_rec(ep, ctrl, SC_NET_REC_SIZE, m->engine.seq, m->bytes,
+                  m->kind == SC_NET_RECV ? (uint64_t)ep->cfg.window : 0);
     }
     q->size_sent = m->engine.seq + 1;
   }
@@ -261,8 +265,14 @@ void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *
     net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced its message #%llu of %llu bytes without them: messages "
              "of 1 to %zu bytes come with their bytes (SYMCOMM_NET_EAGER_BYTES)", p->rank,
              (unsigned long long)r->seq, (unsigned long long)r->a, ep->cfg.eager_bytes);
-  else if (r->type == SC_NET_REC_SIZE)
+  else if (r->type == SC_NET_REC_SIZE && kind == SC_NET_SEND && (r->b < 1 || r->b > 1024))
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced the size of its receive #%llu with a window of %llu "
+             "(1 to 1024)", p->rank, (unsigned long long)r->seq, (unsigned long long)r->b);
+  else if (r->type == SC_NET_REC_SIZE) {
+    if (kind == SC_NET_SEND)
+      p->peer_window = r->b;
     net_peer_size(ep, p, kind, r->seq, r->a, NULL);
+  }
   else if (r->type == SC_NET_REC_EAGER && kind == SC_NET_RECV)
     net_peer_eager(ep, c, r->seq, r->a);
   else if (r->type == SC_NET_REC_GRANT && kind == SC_NET_SEND)

@@ -1089,6 +1089,13 @@ int main(int argc, char **argv) {
     TEST_OK(sc_net_config_from_env(&c));
     TEST_ASSERT(c.eager_bytes == 4096, "eager bytes %zu with 4096-byte chunks", c.eager_bytes);
     unsetenv("SYMCOMM_NET_CHUNK_BYTES");
+    c.nranks = 1;
+    c.eager_bytes = c.chunk_bytes + 1; /* set by hand past the limit: the sentence says which */
+    sc_net_endpoint_t *ep = NULL;
+    sc_net_addr_t addr;
+    TEST_EXPECT_RESULT(sc_net_endpoint_open(&c, &ep, &addr), SYMCOMM_ERR_INVALID_ARGUMENT);
+    TEST_ASSERT(ep == NULL && test_contains(sc_error_last(), "up to 4097 bytes without a grant"), "'%s'",
+                sc_error_last());
   }
   double t0 = test_now();
   if (strcmp(g_mode, "eager_bad") == 0) { /* a job per case: a failed endpoint stays failed */

@@ -98,8 +98,9 @@ sc_result_t sc_net_endpoint_open(const sc_net_config_t *cfg, sc_net_endpoint_t *
       cfg->sockets > 64 || cfg->chunk_bytes < 1 || cfg->window < 1 || cfg->window > 1024 ||
       cfg->eager_bytes > cfg->chunk_bytes || cfg->eager_bytes > UINT32_MAX)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_NET,
-                    "network endpoint: rank %d of %d, %d sockets, %zu-byte chunks, window %d: out of range",
-                    cfg->rank, cfg->nranks, cfg->sockets, cfg->chunk_bytes, cfg->window);
+                    "network endpoint: rank %d of %d, %d sockets, %zu-byte chunks, window %d, messages of up to "
+                    "%zu bytes without a grant: out of range", cfg->rank, cfg->nranks, cfg->sockets,
+                    cfg->chunk_bytes, cfg->window, cfg->eager_bytes);
   sc_result_t r;
   sc_net_endpoint_t *ep = calloc(1, sizeof(*ep));
   if (ep == NULL)

@@ -9,8 +9,9 @@
  * Posting: the leader claims a ticket (compare and swap on the descriptor's
  * counter), waits until the slot's previous message finished (the host writes
  * done words in ticket order per slot), writes the entry, then `posted` =
- * ticket + 1 (release), and rings the queue's bell. Every op of the launch is
- * posted before any is awaited: a group's sends and receives proceed together.
+ * ticket + 1 (release); once all are posted it rings the queue's bell. Every
+ * op of the launch is posted before any is awaited: a group's sends and
+ * receives proceed together.
  *
  * Waiting: done words and the host's chunk counter (`moved`: any progress
  * restarts the no-progress clock, so a long transfer does not time out). A
@@ -92,7 +93,10 @@ SC_DEV_FN void sc_dev_net_run(sc_dev_ctx_t *ctx, const sc_net_args_t *a, sc_dev_
   for (uint32_t i = 0; i < a->nops; i++) {
     uint32_t t = first + i;
     uint32_t slot = t % SC_NET_QUEUE_SLOTS;
-    /* The slot's previous message (ticket t - SLOTS) must have finished. */
+    /* The slot's previous message (ticket t - SLOTS) must have finished; if
+     * it has not, the host hears of the ops posted so far before this waits. */
+    if (i > 0 && !sc_net_done_reached(sc_dev_load(&q->done[slot]), t - SC_NET_QUEUE_SLOTS))
+      sc_dev_ring(&q->bell);
     why = sc_dev_net_await(ctx, q, &q->done[slot], t - SC_NET_QUEUE_SLOTS, &moved);
     if (why != 0) {
       sc_dev_net_fail(a, i, t, why, err);
@@ -105,8 +109,10 @@ SC_DEV_FN void sc_dev_net_run(sc_dev_ctx_t *ctx, const sc_net_args_t *a, sc_dev_
     e->peer = op->peer;
     e->kind = op->kind;
     sc_dev_store(&e->posted, (uint64_t)t + 1u);
-    sc_dev_ring(&q->bell);
   }
+  /* One ring for the launch: each wakes the host's progress thread, and a
+   * second wake-up while it takes the first op's work only costs a turn. */
+  sc_dev_ring(&q->bell);
   for (uint32_t i = 0; i < a->nops; i++) {
     uint32_t t = first + i;
     const uint64_t *done = &q->done[t % SC_NET_QUEUE_SLOTS];

@@ -56,6 +56,8 @@ SC_PARAM(NET_CHUNK_BYTES, "SYMCOMM_NET_CHUNK_BYTES", INT, "1048576",
          "messages between hosts move in chunks of this many bytes (4096 to 1 GiB); the same on every rank")
 SC_PARAM(NET_WINDOW, "SYMCOMM_NET_WINDOW", INT, "32",
          "chunks in flight per directed pair of ranks on different hosts (1 to 1024)")
+SC_PARAM(NET_EAGER_BYTES, "SYMCOMM_NET_EAGER_BYTES", INT, "65536",
+         "messages between hosts of 1 to this many bytes (0 to 1 MiB, at most SYMCOMM_NET_CHUNK_BYTES) go without waiting for the receiver's grant; the same on every rank")
 SC_PARAM(NET_THREADS, "SYMCOMM_NET_THREADS", INT, "-1",
          "helper threads per process that move the bytes of data connections between hosts within the network thread's turn (0 to 32; -1: one per 4 cores, at most 8)")
 SC_PARAM(NET_FAULT, "SYMCOMM_NET_FAULT", STRING, NULL,

@@ -7,8 +7,10 @@
  *   test_net_engine many          1000 small messages back to back each way (finish in order)
  *   test_net_engine staging       chunk_ptr says "not yet" for a while on both sides (a staging
  *                                 ring of 3 chunks, copies that take time), sent memory poisoned
- *                                 as soon as chunk_done says it left
- *   test_net_engine mismatch      1000 bytes sent, 2000 received: both fail naming both sizes
+ *                                 as soon as chunk_done says it left; then one way, one message
+ *                                 at a time (a staging copy that only the poller's hint ends)
+ *   test_net_engine mismatch [SEND RECV]   1000 (SEND) bytes sent, 2000 (RECV) received: both
+ *                                 fail naming both sizes
  *   test_net_engine stray         strangers connect to 2 exchanging ranks during transfers (garbage,
  *                                 a wrong token, half a hello, a duplicate socket): the job goes on
  *   test_net_engine kill9 WHO     kill -9 of the sender or receiver (WHO) of a large transfer: the
@@ -16,6 +18,17 @@
  *   test_net_engine sigstop WHO   SIGSTOP of one: the other fails after its 2 s timeout
  *   test_net_engine fault_seq     the sender stamps a wrong message number on a chunk
  *                                 (SYMCOMM_NET_FAULT=seq): the receiver fails, writes nothing of it
+ *   test_net_engine eager N [W0]  messages that go without a grant, between N ranks (rank 0's
+ *                                 window W0, the others' SYMCOMM_NET_WINDOW): sizes
+ *                                 around SYMCOMM_NET_EAGER_BYTES (E - 1, E, E + 1, 0, 1) all at
+ *                                 once both ways, staged too; then each rank sends 3 windows of
+ *                                 small messages to the next before the receives are posted (the
+ *                                 receiver holds at most a window of them), finishing in order
+ *   test_net_engine eager_bad     rank 1, played by raw sockets, breaks the rules of EAGER
+ *                                 records (wrong number, 0 or too many bytes, more than the
+ *                                 receive, for a granted receive, beyond the window, cut short, a
+ *                                 SIZE in place of EAGER, another limit): rank 0 fails with a
+ *                                 sentence, writes nothing, frees what it held
  *   test_net_engine dup_header    rank 1, played by raw sockets that know the token, sends a
  *                                 granted chunk, then in the same write a second header for it
  *                                 numbered as a claimed slot is marked: the receiver fails, the
@@ -278,6 +291,24 @@ static void check_received(tmsg_t *t) {
   td_check_guards(t->buf.data, t->buf.bytes, what);
 }
 
+/* Staged messages the poller serves (until active is emptied). */
+static void stage_track(tmsg_t **ts, int n) {
+  pthread_mutex_lock(&me.lock); /* the poller reads the list on the progress thread */
+  for (int i = 0; i < n; i++) {
+    ts[i]->next_active = active;
+    active = ts[i];
+  }
+  pthread_mutex_unlock(&me.lock);
+}
+
+/* finish() says the chunks landed; our own copies out of the staging slots may still run. */
+static void stage_settle(tmsg_t **ts, int n) {
+  for (int i = 0; i < n; i++)
+    for (int s = 0; s < STAGE_SLOTS && ts[i]->m.kind == SC_NET_RECV && ts[i]->res == SYMCOMM_OK; s++)
+      while (__atomic_load_n(&ts[i]->slot_chunk[s], __ATOMIC_ACQUIRE) != -1)
+        usleep(1000);
+}
+
 /* Posts a send to and a receive from every other rank for each size (index
  * base + i), all at once; waits; checks every byte. */
 static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, double timeout_s) {
@@ -291,22 +322,13 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
       ts[k++] = tmsg_new(SC_NET_RECV, from, sizes[i], base + i, staged);
       ts[k++] = tmsg_new(SC_NET_SEND, to, sizes[i], base + i, staged);
     }
-  if (staged) {
-    pthread_mutex_lock(&me.lock); /* the poller reads the list on the progress thread */
-    for (int i = 0; i < n; i++) {
-      ts[i]->next_active = active;
-      active = ts[i];
-    }
-    pthread_mutex_unlock(&me.lock);
-  }
+  if (staged)
+    stage_track(ts, n);
   for (int i = 0; i < n; i++)
     post(ts[i]);
   wait_all(ts, n, timeout_s);
-  /* finish() says the chunks landed; our own copies out of the staging slots may still run. */
-  for (int i = 0; staged && i < n; i++)
-    for (int s = 0; s < STAGE_SLOTS && ts[i]->m.kind == SC_NET_RECV && ts[i]->res == SYMCOMM_OK; s++)
-      while (__atomic_load_n(&ts[i]->slot_chunk[s], __ATOMIC_ACQUIRE) != -1)
-        usleep(1000);
+  if (staged)
+    stage_settle(ts, n);
   int nulls = 0;
   for (int i = 0; i < n; i++) {
     TEST_ASSERT(ts[i]->res == SYMCOMM_OK, "rank %d: message to/from %d: %s", me.rank, ts[i]->m.peer,
@@ -331,6 +353,9 @@ static void exchange(const uint64_t *sizes, int nsizes, int base, bool staged, d
 }
 
 /* ---- scenarios, as run by each rank */
+
+static const char *g_mode;
+static char **g_argv;
 
 static const uint64_t edge_sizes[] = {0, 1, 4095, 1 * MIB - 1, 1 * MIB, 1 * MIB + 1, 64 * MIB + 3}; /* around the default chunk */
 
@@ -394,7 +419,68 @@ static void rank_staging(void) {
   TEST_OK(sc_net_endpoint_add_poller(me.ep, stage_poller, NULL));
   /* Well under the 30 s timeout: a "not yet" no poller hint covers would wait for a deadline. */
   exchange(sizes, 4, 0, true, 20);
-  printf("rank %d: staged both sides\n", me.rank);
+  /* One way, one message at a time, each send posted after its receive's
+   * size and grant came: the turn that starts the send's staging copy is
+   * followed by nothing from the network, so only a poller hint taken after
+   * that turn's chunk_ptr calls wakes the thread before the 30 s deadline. */
+  static const uint64_t one_way[] = {3, 64 * KIB + 5, 64 * KIB};
+  for (int i = 0; i < 3; i++) {
+    tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_RECV : SC_NET_SEND, 1 - me.rank, one_way[i], 20 + i, true);
+    stage_track(&t, 1);
+    if (me.rank == 1)
+      usleep(50 * 1000);
+    post(t);
+    wait_all(&t, 1, 5);
+    stage_settle(&t, 1);
+    if (me.rank == 0)
+      check_received(t);
+    TEST_ASSERT(t->res == SYMCOMM_OK, "rank %d: one-way message %d: %s", me.rank, i, symcomm_result_string(t->res));
+    pthread_mutex_lock(&me.lock);
+    active = NULL;
+    pthread_mutex_unlock(&me.lock);
+    tmsg_free(t);
+  }
+  printf("rank %d: staged both sides, and one way one at a time\n", me.rank);
+}
+
+static void rank_eager(void) {
+  uint64_t e = me.cfg.eager_bytes;
+  TEST_ASSERT(e >= 2, "SYMCOMM_NET_EAGER_BYTES=%llu: the test needs 2 or more", (unsigned long long)e);
+  const uint64_t sizes[] = {e - 1, e, e + 1, 0, 1, e / 2 + 1};
+  exchange(sizes, 6, 0, false, 60);
+  TEST_OK(sc_net_endpoint_add_poller(me.ep, stage_poller, NULL));
+  exchange(sizes, 6, 10, true, 60);
+  /* Sends run ahead of the receives: 3 windows of them, to the next rank,
+   * while the previous rank's reach this one before it posts its receives. */
+  sc_net_config_t env = {0}; /* the others' window, where rank 0's differs */
+  TEST_OK(sc_net_config_from_env(&env));
+  int w = g_argv[3] != NULL && atoi(g_argv[3]) > env.window ? atoi(g_argv[3]) : env.window;
+  int n = 3 * w, to = (me.rank + 1) % me.nranks, from = (me.rank + me.nranks - 1) % me.nranks;
+  int order0 = finished_count[SC_NET_RECV][from];
+  tmsg_t **ts = calloc(2 * (size_t)n, sizeof(*ts));
+  TEST_ASSERT(ts != NULL);
+  for (int i = 0; i < n; i++) {
+    uint64_t bytes = i % 7 == 3 ? e : 1 + td_mix(11, i, 0) % e;
+    ts[i] = tmsg_new(SC_NET_SEND, to, bytes, 100 + i, false);
+    post(ts[i]);
+  }
+  usleep(200 * 1000);
+  for (int i = 0; i < n; i++) {
+    uint64_t bytes = i % 7 == 3 ? e : 1 + td_mix(11, i, 0) % e;
+    ts[n + i] = tmsg_new(SC_NET_RECV, from, bytes, 100 + i, false);
+    post(ts[n + i]);
+  }
+  wait_all(ts, 2 * n, 60);
+  for (int i = 0; i < n; i++) {
+    TEST_ASSERT(ts[i]->res == SYMCOMM_OK, "send %d: %s", i, symcomm_result_string(ts[i]->res));
+    TEST_ASSERT(ts[n + i]->order == order0 + i, "receive %d finished as #%d", i, ts[n + i]->order - order0);
+    check_received(ts[n + i]);
+  }
+  for (int i = 0; i < 2 * n; i++)
+    tmsg_free(ts[i]);
+  free(ts);
+  printf("rank %d: eager sizes around %llu both ways, staged too, and %d sent ahead of their receives\n", me.rank,
+         (unsigned long long)e, n);
 }
 
 static void expect_failed(tmsg_t *t, sc_result_t res, const char *what) {
@@ -413,13 +499,17 @@ static void expect_fail_sentence(sc_result_t res, const char *a, const char *b) 
   pthread_mutex_unlock(&me.lock);
 }
 
-static void rank_mismatch(void) {
+static void rank_mismatch(uint64_t send_bytes, uint64_t recv_bytes) {
   int peer = 1 - me.rank;
-  tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_SEND : SC_NET_RECV, peer, me.rank == 0 ? 1000 : 2000, 0, false);
+  tmsg_t *t = tmsg_new(me.rank == 0 ? SC_NET_SEND : SC_NET_RECV, peer, me.rank == 0 ? send_bytes : recv_bytes, 0,
+                       false);
   post(t);
   wait_all(&t, 1, 30);
   expect_failed(t, SYMCOMM_ERR_INVALID_USAGE, "the mismatched message");
-  expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, "1000 bytes", "2000 bytes");
+  char sizes[2][48];
+  snprintf(sizes[0], sizeof(sizes[0]), "sends %llu bytes", (unsigned long long)send_bytes);
+  snprintf(sizes[1], sizeof(sizes[1]), "receives %llu bytes", (unsigned long long)recv_bytes);
+  expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, sizes[0], sizes[1]);
   char rank_text[32];
   snprintf(rank_text, sizeof(rank_text), "rank %d", peer);
   expect_fail_sentence(SYMCOMM_ERR_INVALID_USAGE, rank_text, me.rank == 0 ? "send #0" : "receive #0");
@@ -615,7 +705,7 @@ static void rank_dup_header(void) {
   }
   sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
                       .token = TOKEN, .from = 1, .to = 0, .count = (uint32_t)(1 + me.cfg.sockets),
-                      .chunk_bytes = cb};
+                      .eager_bytes = (uint32_t)me.cfg.eager_bytes, .chunk_bytes = cb};
   int ctrl = dup_connect(&h);
   h.index = 1;
   int data = dup_connect(&h);
@@ -648,8 +738,110 @@ static void rank_dup_header(void) {
   close(ctrl);
 }
 
-static const char *g_mode;
-static char **g_argv;
+/* eager_bad: rank 1, played by raw sockets, breaks the EAGER rules (E = 1000
+ * bytes, window 4, 4096-byte chunks); rank 0 must fail with the sentence
+ * named, write nothing of the receive it posted, and free what it held. */
+typedef struct bad_case {
+  const char *name;
+  uint64_t recv_bytes; /* rank 0's receive; 0: none posted */
+  bool recv_late;      /* posted after rank 1's bytes came */
+  sc_result_t res;
+  const char *a, *b; /* in rank 0's sentence */
+} bad_case_t;
+
+static const bad_case_t bad_cases[] = {
+    {"wrong_seq", 100, false, SYMCOMM_ERR_REMOTE, "message #1 where #0", "rank 1"},
+    {"zero_bytes", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 0 bytes without a grant", "1 to 1000 bytes"},
+    {"over_e", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 1001 bytes without a grant", "1 to 1000 bytes"},
+    {"over_recv", 100, false, SYMCOMM_ERR_INVALID_USAGE, "receives 100 bytes", "rank 1 sends 200 bytes"},
+    {"over_recv_late", 100, true, SYMCOMM_ERR_INVALID_USAGE, "receives 100 bytes", "rank 1 sends 200 bytes"},
+    {"granted", 2000, false, SYMCOMM_ERR_INVALID_USAGE, "receives 2000 bytes", "rank 1 sends 1000 bytes"},
+    {"over_window", 0, false, SYMCOMM_ERR_REMOTE, "#4 without a grant, 4 or more ahead", "rank 1"},
+    {"cut", 1000, false, SYMCOMM_ERR_REMOTE, "rank 1", "closed"},
+    {"size_not_eager", 100, false, SYMCOMM_ERR_REMOTE, "#0 of 100 bytes without them", "rank 1"},
+    {"other_e", 100, false, SYMCOMM_ERR_INVALID_USAGE, "SYMCOMM_NET_EAGER_BYTES", "rank 1"},
+};
+static const bad_case_t *g_bad;
+
+static void bad_eager(int fd, uint64_t seq, uint64_t bytes, uint64_t sent) {
+  uint8_t *wire = malloc(sizeof(sc_net_rec_t) + bytes);
+  TEST_ASSERT(wire != NULL);
+  sc_net_rec_t rec = {.type = SC_NET_REC_EAGER, .seq = seq, .a = bytes};
+  memcpy(wire, &rec, sizeof(rec));
+  td_fill(wire + sizeof(rec), (size_t)bytes, msg_seed(1, 0, (int)seq), 1);
+  TEST_OK(sc_socket_send_all(fd, wire, sizeof(rec) + sent, sc_deadline_after(5000), -1, "rank 0"));
+  free(wire);
+}
+
+static void rank_eager_bad(void) {
+  const bad_case_t *bc = g_bad;
+  if (me.rank == 0) {
+    tmsg_t *t = bc->recv_bytes > 0 ? tmsg_new(SC_NET_RECV, 1, bc->recv_bytes, 0, false) : NULL;
+    if (t != NULL && bc->recv_late)
+      usleep(200 * 1000);
+    if (t != NULL && sc_net_post(me.ep, &t->m) == SYMCOMM_OK)
+      wait_all(&t, 1, 10);
+    double end = test_now() + 10;
+    pthread_mutex_lock(&me.lock);
+    while (me.fails == 0 && test_now() < end) {
+      pthread_mutex_unlock(&me.lock);
+      usleep(10 * 1000);
+      pthread_mutex_lock(&me.lock);
+    }
+    pthread_mutex_unlock(&me.lock);
+    expect_fail_sentence(bc->res, bc->a, bc->b);
+    if (t != NULL) {
+      if (t->finished)
+        expect_failed(t, bc->res, "the receive");
+      td_check_untouched(t->buf.data, t->buf.bytes, "the receive of a broken eager message");
+      td_check_guards(t->buf.data, t->buf.bytes, "eager_bad");
+      tmsg_free(t);
+    }
+    printf("rank 0: %s failed as it should: %s\n", bc->name, me.fail_text);
+    return;
+  }
+  bool other_e = strcmp(bc->name, "other_e") == 0;
+  sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
+                      .token = TOKEN, .from = 1, .to = 0, .count = (uint32_t)(1 + me.cfg.sockets),
+                      .eager_bytes = (uint32_t)me.cfg.eager_bytes + other_e, .chunk_bytes = me.cfg.chunk_bytes};
+  int ctrl = dup_connect(&h);
+  if (strcmp(bc->name, "wrong_seq") == 0)
+    bad_eager(ctrl, 1, 100, 100);
+  else if (strcmp(bc->name, "zero_bytes") == 0)
+    bad_eager(ctrl, 0, 0, 0);
+  else if (strcmp(bc->name, "over_e") == 0)
+    bad_eager(ctrl, 0, 1001, 1001);
+  else if (strcmp(bc->name, "over_recv") == 0 || strcmp(bc->name, "over_recv_late") == 0)
+    bad_eager(ctrl, 0, 200, 200);
+  else if (strcmp(bc->name, "over_window") == 0)
+    for (int i = 0; i < 5; i++)
+      bad_eager(ctrl, (uint64_t)i, 100, 100);
+  else if (strcmp(bc->name, "size_not_eager") == 0) {
+    sc_net_rec_t size = {.type = SC_NET_REC_SIZE, .seq = 0, .a = 100};
+    TEST_OK(sc_socket_send_all(ctrl, &size, sizeof(size), sc_deadline_after(5000), -1, "rank 0"));
+  } else if (strcmp(bc->name, "granted") == 0) {
+    for (;;) {
+      sc_net_rec_t r;
+      TEST_OK(sc_socket_recv_all(ctrl, &r, sizeof(r), sc_deadline_after(10000), -1, "rank 0"));
+      if (r.type == SC_NET_REC_GRANT && r.seq == 0 && r.a == 0 && r.b == 1)
+        break;
+    }
+    bad_eager(ctrl, 0, 1000, 1000);
+  } else if (strcmp(bc->name, "cut") == 0) {
+    usleep(50 * 1000); /* the receive is posted */
+    bad_eager(ctrl, 0, 1000, 500);
+    usleep(50 * 1000); /* read in another turn than the close */
+    close(ctrl);
+    return;
+  }
+  char c[sizeof(sc_net_rec_t)];
+  /* Until rank 0 closes (it failed), or 10 s: its sentence is its side's to check. */
+  while (sc_socket_recv_all(ctrl, c, sizeof(c), sc_deadline_after(10000), -1, "rank 0") == SYMCOMM_OK)
+    ;
+  close(ctrl);
+}
+
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak)); /* LeakSanitizer's, in ASan builds */
 
 static void read_full(int fd, void *buf, size_t len) {
   size_t got = 0;
@@ -681,8 +873,17 @@ static void rank_main(int rank, int nranks, int up, int down) {
     cfg.sockets = atoi(g_argv[3]);
   if (strcmp(g_mode, "fault_seq") == 0 && rank == 1)
     setenv("SYMCOMM_NET_FAULT", "seq", 1);
-  if (strcmp(g_mode, "dup_header") == 0)
+  if (strcmp(g_mode, "dup_header") == 0) {
     cfg.chunk_bytes = 4096;
+    cfg.eager_bytes = 0; /* its message is granted: rank 1 is played by hand */
+  }
+  if (strcmp(g_mode, "eager") == 0 && g_argv[3] != NULL && rank == 0)
+    cfg.window = atoi(g_argv[3]); /* windows may differ: each receiver says how far ahead it takes */
+  if (strcmp(g_mode, "eager_bad") == 0) {
+    cfg.chunk_bytes = 4096;
+    cfg.eager_bytes = 1000;
+    cfg.window = 4;
+  }
   me.cfg = cfg;
   sc_net_addr_t addr, addrs[MAX_RANKS];
   TEST_OK(sc_net_endpoint_open(&cfg, &me.ep, &addr));
@@ -700,10 +901,13 @@ static void rank_main(int rank, int nranks, int up, int down) {
     rank_peers();
   else if (strcmp(g_mode, "many") == 0)
     rank_many();
+  else if (strcmp(g_mode, "eager") == 0)
+    rank_eager();
   else if (strcmp(g_mode, "staging") == 0)
     rank_staging();
   else if (strcmp(g_mode, "mismatch") == 0)
-    rank_mismatch();
+    rank_mismatch(g_argv[2] != NULL ? strtoull(g_argv[2], NULL, 0) : 1000,
+                  g_argv[2] != NULL && g_argv[3] != NULL ? strtoull(g_argv[3], NULL, 0) : 2000);
   else if (strcmp(g_mode, "stray") == 0)
     rank_stray();
   else if (strcmp(g_mode, "kill9") == 0 || strcmp(g_mode, "sigstop") == 0)
@@ -712,10 +916,16 @@ static void rank_main(int rank, int nranks, int up, int down) {
     rank_fault_seq();
   else if (strcmp(g_mode, "dup_header") == 0)
     rank_dup_header();
+  else if (strcmp(g_mode, "eager_bad") == 0)
+    rank_eager_bad();
   else if (strcmp(g_mode, "bench") == 0)
     rank_bench(strtoull(g_argv[2], NULL, 0), atoi(g_argv[4]));
   sc_net_endpoint_close(me.ep);
   TEST_ASSERT(sc_net_wake_fd() == -1, "the progress thread outlived the last endpoint");
+  /* Ranks end with _exit(): under ASan, what the endpoint held (bytes that
+   * came eagerly, say) must be freed by now. */
+  if (__lsan_do_recoverable_leak_check != NULL)
+    TEST_ASSERT(__lsan_do_recoverable_leak_check() == 0, "rank %d leaked memory (report above)", me.rank);
   fflush(stdout);
 }
 
@@ -807,7 +1017,7 @@ static void stray_visit(const job_t *job, int r) {
   TEST_OK(sc_net_config_from_env(&env));
   sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = 0, .comm_id = COMM_ID,
                       .token = TOKEN ^ 1, .from = 2, .to = r, .count = (uint32_t)(1 + env.sockets),
-                      .chunk_bytes = env.chunk_bytes};
+                      .eager_bytes = (uint32_t)env.eager_bytes, .chunk_bytes = env.chunk_bytes};
   fd = stray_connect(job, r);
   TEST_OK(sc_socket_send_all(fd, &h, sizeof(h), sc_deadline_after(5000), -1, "rank"));
   stray_expect_closed(fd, "a hello with a wrong token");
@@ -829,8 +1039,9 @@ static void stray_visit(const job_t *job, int r) {
 /* ---- main */
 
 static int usage(void) {
-  fprintf(stderr, "usage: test_net_engine sizes N | peers N | many | staging | mismatch | stray | "
-                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | bench BYTES SOCKETS ITERS\n");
+  fprintf(stderr, "usage: test_net_engine sizes N | peers N | eager N [W0] | many | staging | mismatch [SEND RECV] | stray | "
+                  "kill9 sender|receiver | sigstop sender|receiver | fault_seq | dup_header | eager_bad | "
+                  "bench BYTES SOCKETS ITERS\n");
   return 2;
 }
 
@@ -845,7 +1056,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   job_t job;
   int n = 2;
-  if (strcmp(g_mode, "sizes") == 0 || strcmp(g_mode, "peers") == 0) {
+  if (strcmp(g_mode, "sizes") == 0 || strcmp(g_mode, "peers") == 0 || strcmp(g_mode, "eager") == 0) {
     if (argc < 3)
       return usage();
     n = atoi(argv[2]);
@@ -862,8 +1073,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(g_mode, "sizes") == 0) { /* the parameters' ranges are checked, naming the variable */
     static const char *bad[][2] = {{"SYMCOMM_NET_SOCKETS", "0"}, {"SYMCOMM_NET_CHUNK_BYTES", "100"},
-                                   {"SYMCOMM_NET_WINDOW", "2000"}, {"SYMCOMM_NET_SOCKETS", "two"}};
-    for (int i = 0; i < 4; i++) {
+                                   {"SYMCOMM_NET_WINDOW", "2000"}, {"SYMCOMM_NET_SOCKETS", "two"},
+                                   {"SYMCOMM_NET_EAGER_BYTES", "-1"}};
+    for (int i = 0; i < 5; i++) {
       sc_net_config_t c = {0};
       setenv(bad[i][0], bad[i][1], 1);
       TEST_EXPECT_RESULT(sc_net_config_from_env(&c), SYMCOMM_ERR_INVALID_ARGUMENT);
@@ -872,12 +1084,38 @@ int main(int argc, char **argv) {
     }
     sc_net_config_t c = {0};
     TEST_OK(sc_net_config_from_env(&c));
-    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32);
+    TEST_ASSERT(c.sockets == 4 && c.chunk_bytes == 1 * MIB && c.window == 32 && c.eager_bytes == 64 * KIB);
+    setenv("SYMCOMM_NET_CHUNK_BYTES", "4096", 1); /* an eager message is one chunk */
+    TEST_OK(sc_net_config_from_env(&c));
+    TEST_ASSERT(c.eager_bytes == 4096, "eager bytes %zu with 4096-byte chunks", c.eager_bytes);
+    unsetenv("SYMCOMM_NET_CHUNK_BYTES");
+    c.nranks = 1;
+    c.eager_bytes = c.chunk_bytes + 1; /* set by hand past the limit: the sentence says which */
+    sc_net_endpoint_t *ep = NULL;
+    sc_net_addr_t addr;
+    TEST_EXPECT_RESULT(sc_net_endpoint_open(&c, &ep, &addr), SYMCOMM_ERR_INVALID_ARGUMENT);
+    TEST_ASSERT(ep == NULL && test_contains(sc_error_last(), "up to 4097 bytes without a grant"), "'%s'",
+                sc_error_last());
+  }
+  double t0 = test_now();
+  if (strcmp(g_mode, "eager_bad") == 0) { /* a job per case: a failed endpoint stays failed */
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+      g_bad = &bad_cases[i];
+      job_start(&job, 2, false);
+      for (int r = 0; r < 2; r++) {
+        int status;
+        TEST_ASSERT(waitpid(job.pids[r], &status, 0) == job.pids[r]);
+        TEST_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: rank %d ended with status 0x%x",
+                    g_bad->name, r, status);
+        close(job.up[r]);
+      }
+    }
+    printf("ok: %s (%zu cases, %.1f s)\n", g_mode, sizeof(bad_cases) / sizeof(bad_cases[0]), test_now() - t0);
+    return 0;
   }
   bool stray = strcmp(g_mode, "stray") == 0;
   if (stray)
     n = 3;
-  double t0 = test_now();
   job_start(&job, n, stray);
   if (stray) {
     for (int r = 0; r < n; r++)

@@ -32,6 +32,8 @@ void net_conn_close(sc_net_endpoint_t *ep, net_conn_t *c) {
   c->queued = 0;
   c->slot = -1;
   c->in_len = 0;
+  free(c->eager);
+  c->eager = NULL;
   c->io.moved = c->io.bad = false;
   c->io.lost = SYMCOMM_OK;
   c->io.n_sent = c->io.n_landed = 0;
@@ -112,7 +114,7 @@ static void net_hello_queue(sc_net_endpoint_t *ep, net_conn_t *c) {
   sc_net_hello_t h = {.magic = SC_NET_HELLO_MAGIC, .version = SC_NET_VERSION, .index = (uint32_t)c->index,
                       .comm_id = ep->cfg.comm_id, .token = ep->cfg.token, .from = ep->cfg.rank,
                       .to = c->peer->rank, .count = (uint32_t)(1 + ep->cfg.sockets),
-                      .chunk_bytes = ep->cfg.chunk_bytes};
+                      .eager_bytes = (uint32_t)ep->cfg.eager_bytes, .chunk_bytes = ep->cfg.chunk_bytes};
   if (net_buf_put(&c->out, &h, sizeof(h)) != SYMCOMM_OK)
     net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for a hello to rank %d", c->peer->rank);
 }
@@ -265,11 +267,14 @@ static void net_hello_check(sc_net_endpoint_t *ep, const sc_net_hello_t *h, char
     snprintf(why, len, "addressed to rank %d (this is rank %d)", h->to, cfg->rank);
   else if (h->from < 0 || h->from >= cfg->nranks || !ep->peers[h->from].remote)
     snprintf(why, len, "from rank %d, not a rank on another host", h->from);
-  else if (h->count != (uint32_t)(1 + cfg->sockets) || h->chunk_bytes != cfg->chunk_bytes)
+  else if (h->count != (uint32_t)(1 + cfg->sockets) || h->chunk_bytes != cfg->chunk_bytes ||
+           h->eager_bytes != cfg->eager_bytes)
     net_fail(ep, SYMCOMM_ERR_INVALID_USAGE,
-             "rank %d connects with %u data sockets and %llu-byte chunks, this rank uses %d and %zu: "
-             "SYMCOMM_NET_SOCKETS and SYMCOMM_NET_CHUNK_BYTES must be the same on every rank",
-             h->from, h->count - 1, (unsigned long long)h->chunk_bytes, cfg->sockets, cfg->chunk_bytes);
+             "rank %d connects with %u data sockets, %llu-byte chunks and messages of up to %u bytes "
+             "without a grant, this rank uses %d, %zu and %zu: SYMCOMM_NET_SOCKETS, "
+             "SYMCOMM_NET_CHUNK_BYTES and SYMCOMM_NET_EAGER_BYTES must be the same on every rank",
+             h->from, h->count - 1, (unsigned long long)h->chunk_bytes, h->eager_bytes, cfg->sockets,
+             cfg->chunk_bytes, cfg->eager_bytes);
   else if (h->index >= h->count)
     snprintf(why, len, "socket %u of %u", h->index, h->count);
   else if (ep->peers[h->from].in[h->index].state != NET_CONN_IDLE)
@@ -339,9 +344,20 @@ static bool net_read_some(sc_net_endpoint_t *ep, net_conn_t *c, void *buf, size_
   return *moved > 0;
 }
 
+/* Records, and the bytes behind an EAGER record: what c->in holds of them
+ * first, the rest read straight into their memory. */
 static void net_read_ctrl(sc_net_endpoint_t *ep, net_conn_t *c) {
   for (size_t total = 0; total < NET_READ_BUDGET && c->state == NET_CONN_OPEN && ep->failed == SYMCOMM_OK;) {
     size_t moved = 0;
+    if (c->eager != NULL) { /* c->in is empty */
+      if (!net_read_some(ep, c, c->eager + c->eager_got, c->eager_len - c->eager_got, &moved))
+        return;
+      total += moved;
+      c->eager_got += moved;
+      if (c->eager_got == c->eager_len)
+        net_eager_landed(ep, c);
+      continue;
+    }
     if (!net_read_some(ep, c, c->in + c->in_len, sizeof(c->in) - c->in_len, &moved))
       return;
     total += moved;
@@ -352,6 +368,15 @@ static void net_read_ctrl(sc_net_endpoint_t *ep, net_conn_t *c) {
       memcpy(&rec, c->in + used, sizeof(rec));
       used += sizeof(rec);
       net_ctrl_records(ep, c, &rec);
+      if (c->eager == NULL || ep->failed != SYMCOMM_OK)
+        continue;
+      size_t take = c->in_len - used < c->eager_len ? c->in_len - used : (size_t)c->eager_len;
+      memcpy(c->eager, c->in + used, take);
+      used += take;
+      c->eager_got = take;
+      if (c->eager_got < c->eager_len)
+        break; /* c->in is used up: the rest is read into c->eager */
+      net_eager_landed(ep, c);
     }
     if (ep->failed != SYMCOMM_OK)
       return;

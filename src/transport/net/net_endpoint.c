@@ -23,13 +23,16 @@ sc_result_t net_param_range(sc_param_id_t id, long long lo, long long hi, long l
 }
 
 sc_result_t sc_net_config_from_env(sc_net_config_t *cfg) {
-  long long sockets, chunk, window;
+  long long sockets, chunk, window, eager;
   SC_CHECK(net_param_range(SC_PARAM_NET_SOCKETS, 1, 64, &sockets));
   SC_CHECK(net_param_range(SC_PARAM_NET_CHUNK_BYTES, 4096, 1ll << 30, &chunk));
   SC_CHECK(net_param_range(SC_PARAM_NET_WINDOW, 1, 1024, &window));
+  SC_CHECK(net_param_range(SC_PARAM_NET_EAGER_BYTES, 0, 1 << 20, &eager));
   cfg->sockets = (int)sockets;
   cfg->chunk_bytes = (size_t)chunk;
   cfg->window = (int)window;
+  /* A message that goes eagerly is one chunk. */
+  cfg->eager_bytes = (size_t)(eager < chunk ? eager : chunk);
   return SYMCOMM_OK;
 }
 
@@ -92,10 +95,12 @@ sc_result_t sc_net_endpoint_open(const sc_net_config_t *cfg, sc_net_endpoint_t *
   if (cfg == NULL || out == NULL || addr == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_NET, "network endpoint: a NULL argument");
   if (cfg->nranks < 1 || cfg->rank < 0 || cfg->rank >= cfg->nranks || cfg->sockets < 1 ||
-      cfg->sockets > 64 || cfg->chunk_bytes < 1 || cfg->window < 1 || cfg->window > 1024)
+      cfg->sockets > 64 || cfg->chunk_bytes < 1 || cfg->window < 1 || cfg->window > 1024 ||
+      cfg->eager_bytes > cfg->chunk_bytes || cfg->eager_bytes > UINT32_MAX)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_NET,
-                    "network endpoint: rank %d of %d, %d sockets, %zu-byte chunks, window %d: out of range",
-                    cfg->rank, cfg->nranks, cfg->sockets, cfg->chunk_bytes, cfg->window);
+                    "network endpoint: rank %d of %d, %d sockets, %zu-byte chunks, window %d, messages of up to "
+                    "%zu bytes without a grant: out of range", cfg->rank, cfg->nranks, cfg->sockets,
+                    cfg->chunk_bytes, cfg->window, cfg->eager_bytes);
   sc_result_t r;
   sc_net_endpoint_t *ep = calloc(1, sizeof(*ep));
   if (ep == NULL)
@@ -118,8 +123,9 @@ sc_result_t sc_net_endpoint_open(const sc_net_config_t *cfg, sc_net_endpoint_t *
   SC_CHECK_GOTO(net_thread_add(ep), r, fail_ep);
   char text[96];
   ep->ops->addr_text(&a, text, sizeof(text));
-  SC_INFO(SC_NET, "%s: network endpoint on %s (%s, %d data sockets per pair, %zu-byte chunks, window %d)",
-          ep->name, text, ep->ops->name, cfg->sockets, cfg->chunk_bytes, cfg->window);
+  SC_INFO(SC_NET, "%s: network endpoint on %s (%s, %d data sockets per pair, %zu-byte chunks, window %d, "
+          "up to %zu bytes eagerly)", ep->name, text, ep->ops->name, cfg->sockets, cfg->chunk_bytes, cfg->window,
+          cfg->eager_bytes);
   *addr = a;
   *out = ep;
   return SYMCOMM_OK;

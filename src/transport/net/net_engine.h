@@ -10,7 +10,10 @@
  * receiver grants chunks over the control connection when it has room for
  * them (at most `window` in flight per pair); the sender puts each granted
  * chunk, behind a header the receiver checks before it places a byte, on the
- * data connection with the fewest bytes queued. docs/ARCHITECTURE.md
+ * data connection with the fewest bytes queued. A small message (at most
+ * eager_bytes) skips the grant: its bytes follow its size on the control
+ * connection, and the receiver holds them until its receive is posted (a
+ * bounded number of messages ahead). docs/ARCHITECTURE.md
  * ("The network between hosts") describes the protocol.
  *
  * Memory is host memory: a device's data is staged by the caller, chunk by
@@ -38,6 +41,8 @@ typedef struct sc_net_config {
   int sockets;        /* data sockets per directed pair (SYMCOMM_NET_SOCKETS) */
   size_t chunk_bytes; /* SYMCOMM_NET_CHUNK_BYTES, 1 MiB default; the same on every rank */
   int window;         /* chunks in flight per directed pair, SYMCOMM_NET_WINDOW, 32 default */
+  size_t eager_bytes; /* SYMCOMM_NET_EAGER_BYTES (at most chunk_bytes): messages this small go
+                       * without waiting for a grant; the same on every rank; 0: none */
   const char *name;   /* "comm 0x... rank r" for log lines (copied) */
   /* The endpoint's first failure (a closed or silent peer, a protocol error, a size mismatch):
    * called once, on the progress thread, with a sentence naming the peer rank and the
@@ -74,6 +79,7 @@ struct sc_net_msg_engine {
   uint64_t done;       /* chunks that left (send) or landed (recv) */
   uint64_t peer_bytes; /* what the peer posted for this message, once peer_known */
   bool peer_known;
+  uint8_t *eager;      /* recv: its bytes, come eagerly, not placed yet (malloc'd) */
 };
 
 struct sc_net_msg {

@@ -51,6 +51,9 @@ typedef struct net_conn {
   net_buf_t out;         /* hello and control records */
   uint8_t in[4096];      /* hello, control records, a chunk header */
   size_t in_len;
+  /* control, receiving: the bytes of an EAGER record, read into eager (malloc'd) until all came */
+  uint8_t *eager;
+  uint64_t eager_seq, eager_len, eager_got;
   /* data, sending: a ring of chunks */
   net_chunk_out_t *ring;
   int ring_head, ring_count, ring_cap;
@@ -84,6 +87,11 @@ typedef struct net_grant {
   uint64_t seq, first, count;
 } net_grant_t;
 
+typedef struct net_early { /* the peer's word on a message not posted here yet */
+  uint64_t bytes;
+  uint8_t *data; /* its bytes, when it came eagerly (malloc'd) */
+} net_early_t;
+
 typedef struct net_queue { /* the messages of one (peer, kind), in order */
   sc_net_msg_t *head, *tail;
   sc_net_msg_t *size_next; /* first whose SIZE record has not gone out */
@@ -91,7 +99,7 @@ typedef struct net_queue { /* the messages of one (peer, kind), in order */
   uint64_t next_seq;       /* number of the next message posted */
   uint64_t size_sent;      /* messages whose SIZE record went out */
   uint64_t peer_seq;       /* number of the next SIZE record from the peer */
-  uint64_t *early;         /* the peer's sizes for messages not posted here yet */
+  net_early_t *early;      /* the peer's sizes (and eager bytes) for messages not posted here yet */
   size_t n_early, cap_early;
   int64_t progress_ms;     /* when something last moved for it */
 } net_queue_t;
@@ -109,6 +117,9 @@ struct net_peer {
   /* send side: grants for messages not posted yet */
   net_grant_t *grants;
   size_t n_grants, cap_grants;
+  /* send side: the peer's window, which its SIZE records carry (0 until one
+   * came): how far ahead of its receives small messages may go eagerly */
+  uint64_t peer_window;
   /* receive side */
   net_slot_t *slots; /* [window] */
   int outstanding;
@@ -147,6 +158,11 @@ struct sc_net_endpoint {
   char sentence[512];
   struct sc_net_endpoint *next;
 };
+
+/* A message that goes without a grant (its bytes after its EAGER record). */
+static inline bool net_eager(const sc_net_endpoint_t *ep, uint64_t bytes) {
+  return bytes > 0 && bytes <= ep->cfg.eager_bytes;
+}
 
 /* net_thread.c */
 void net_lock(void);
@@ -213,7 +229,10 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m);
 /* Sizes, grants, chunks, finishing, deadlines of one peer; lowers *wake_ms to
  * when it must be looked at again. */
 void net_peer_progress(sc_net_endpoint_t *ep, net_peer_t *p, int64_t now, int64_t *wake_ms);
+/* A control record from c's peer; after an EAGER record, c->eager waits for its bytes. */
 void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *r);
+/* All bytes of c's EAGER record came: they go to their receive (or wait for it). */
+void net_eager_landed(sc_net_endpoint_t *ep, net_conn_t *c);
 /* A chunk header arrived on data connection c: checks it against the slots
  * granted and claims the slot its payload goes to; -1 with the sentence in
  * why. Any thread (two connections of a peer may claim at once). */

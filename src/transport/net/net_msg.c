@@ -1,8 +1,10 @@
 /* Messages of the network engine: SIZE records both ways (so both sides of a
  * disagreement can say both sizes), GRANT records from the receiver as it has
  * room, chunks out on the least-loaded data connection, chunks in checked
- * against the grants, finishing in order, and the deadlines: no progress for
- * timeout_ms, or a closed connection. */
+ * against the grants, small messages eagerly (EAGER records, their bytes
+ * behind them on the control connection: no grant's round trip), finishing in
+ * order, and the deadlines: no progress for timeout_ms, or a closed
+ * connection. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 static net_queue_t *net_queue_of(net_peer_t *p, int kind) { return kind == SC_NET_SEND ? &p->sendq : &p->recvq; }
 
 void net_queue_free(net_queue_t *q) {
+  for (size_t i = 0; i < q->n_early; i++)
+    free(q->early[i].data);
   free(q->early);
   q->early = NULL;
   q->n_early = q->cap_early = 0;
@@ -24,14 +28,46 @@ static void net_put_rec(sc_net_endpoint_t *ep, net_conn_t *c, uint32_t type, uin
     net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for a control record to rank %d", c->peer->rank);
 }
 
+/* Send m's EAGER record and bytes, if the receiver has room for them (it
+ * posted all but fewer than its window of the messages up to m; windows may
+ * differ between ranks, so until its first SIZE record says its window, only
+ * one message goes ahead) and they are staged; false: not yet. Its bytes are
+ * copied: they have left. */
+static bool net_send_eager(sc_net_endpoint_t *ep, net_queue_t *q, net_conn_t *ctrl, sc_net_msg_t *m) {
+  struct sc_net_msg_engine *e = &m->engine;
+  uint64_t room = ctrl->peer->peer_window > 0 ? ctrl->peer->peer_window : 1;
+  if (e->seq >= q->peer_seq + room)
+    return false;
+  const uint8_t *ptr = m->chunk_ptr(m, 0);
+  if (ptr == NULL)
+    return false;
+  net_put_rec(ep, ctrl, SC_NET_REC_EAGER, e->seq, m->bytes, 0);
+  if (ep->failed == SYMCOMM_OK && net_buf_put(&ctrl->out, ptr, m->bytes) != SYMCOMM_OK)
+    net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for the %llu bytes of a message to rank %d",
+             (unsigned long long)m->bytes, m->peer);
+  if (ep->failed != SYMCOMM_OK)
+    return false;
+  e->granted = e->dispatched = e->done = 1;
+  q->progress_ms = net_now_ms();
+  m->chunk_done(m, 0);
+  return true;
+}
+
 static void net_send_sizes(sc_net_endpoint_t *ep, net_queue_t *q, net_conn_t *ctrl) {
   if (ctrl->state != NET_CONN_OPEN)
     return;
-  for (sc_net_msg_t *m = q->size_next; m != NULL && ep->failed == SYMCOMM_OK; m = m->engine.next) {
-    net_put_rec(ep, ctrl, SC_NET_REC_SIZE, m->engine.seq, m->bytes, 0);
+  sc_net_msg_t *m = q->size_next;
+  for (; m != NULL && ep->failed == SYMCOMM_OK; m = m->engine.next) {
+    if (m->kind == SC_NET_SEND && net_eager(ep, m->bytes)) {
+      if (!net_send_eager(ep, q, ctrl, m))
+        break; /* the later ones wait: the records go in order */
+    } else { /* a receive's SIZE says how many may come ahead of it */
+      net_put_rec(ep, ctrl, SC_NET_REC_SIZE, m->engine.seq, m->bytes,
+                  m->kind == SC_NET_RECV ? (uint64_t)ep->cfg.window : 0);
+    }
     q->size_sent = m->engine.seq + 1;
   }
-  q->size_next = NULL;
+  q->size_next = m;
 }
 
 /* Both sizes of message m are known: they must agree. */
@@ -52,7 +88,8 @@ static void net_size_check(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
 
 static void net_apply_grant(sc_net_endpoint_t *ep, sc_net_msg_t *m, uint64_t first, uint64_t count) {
   struct sc_net_msg_engine *e = &m->engine;
-  if (!e->peer_known || first != e->granted || count == 0 || count > e->nchunks - e->granted) {
+  if (!e->peer_known || net_eager(ep, m->bytes) || first != e->granted || count == 0 ||
+      count > e->nchunks - e->granted) {
     char op[160];
     net_msg_name(m, op, sizeof(op));
     net_fail(ep, SYMCOMM_ERR_REMOTE, "%s: rank %d granted chunks %llu..%llu, which do not follow its grants (%llu of %llu chunks granted)",
@@ -84,13 +121,17 @@ void net_msg_attach(sc_net_endpoint_t *ep, sc_net_msg_t *m) {
   SC_TRACE(SC_NET, "%s: %s #%llu of %llu bytes %s rank %d posted", ep->name, m->kind == SC_NET_SEND ? "send" : "receive",
            (unsigned long long)e->seq, (unsigned long long)m->bytes, m->kind == SC_NET_SEND ? "to" : "from", m->peer);
   if (q->n_early > 0) {
-    e->peer_bytes = q->early[0];
+    net_early_t early = q->early[0];
+    e->peer_bytes = early.bytes;
     e->peer_known = true;
     memmove(q->early, q->early + 1, (q->n_early - 1) * sizeof(*q->early));
     q->n_early--;
     net_size_check(ep, m);
-    if (ep->failed != SYMCOMM_OK)
+    if (ep->failed != SYMCOMM_OK) {
+      free(early.data);
       return; /* a mismatch finished m with the failure: its owner may have freed it */
+    }
+    e->eager = early.data;
   }
   if (m->kind != SC_NET_SEND)
     return;
@@ -112,31 +153,87 @@ static sc_net_msg_t *net_queue_find(net_queue_t *q, uint64_t seq) {
   return NULL;
 }
 
-/* The peer's SIZE record for its message seq, which meets our message seq of queue q. */
-static void net_peer_size(sc_net_endpoint_t *ep, net_peer_t *p, int kind, uint64_t seq, uint64_t bytes) {
+static bool net_peer_seq_check(sc_net_endpoint_t *ep, net_peer_t *p, const net_queue_t *q, uint64_t seq) {
+  if (seq == q->peer_seq)
+    return true;
+  net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced the size of its message #%llu where #%llu was next",
+           p->rank, (unsigned long long)seq, (unsigned long long)q->peer_seq);
+  return false;
+}
+
+/* The peer's SIZE record for its message seq, which meets our message seq of
+ * queue q; data: the message's bytes when they came eagerly (taken: freed on
+ * a failure). */
+static void net_peer_size(sc_net_endpoint_t *ep, net_peer_t *p, int kind, uint64_t seq, uint64_t bytes,
+                          uint8_t *data) {
   net_queue_t *q = net_queue_of(p, kind);
   q->progress_ms = net_now_ms();
-  if (seq != q->peer_seq) {
-    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced the size of its message #%llu where #%llu was next",
-             p->rank, (unsigned long long)seq, (unsigned long long)q->peer_seq);
+  if (!net_peer_seq_check(ep, p, q, seq)) {
+    free(data);
     return;
   }
   q->peer_seq++;
   if (seq >= q->next_seq) {
     if (!net_grow((void **)&q->early, &q->cap_early, q->n_early + 1, sizeof(*q->early))) {
+      free(data);
       net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for the sizes of rank %d's messages", p->rank);
       return;
     }
-    q->early[q->n_early++] = bytes;
+    q->early[q->n_early++] = (net_early_t){.bytes = bytes, .data = data};
     return;
   }
-  /* Not found: a receive that finished already (its chunks came, so the sender agreed). */
+  /* Not found: a receive that finished already (its chunks came, so the sender
+   * agreed). One whose bytes come eagerly has not: it waits for them. */
   sc_net_msg_t *m = net_queue_find(q, seq);
-  if (m == NULL)
+  if (m == NULL) {
+    free(data);
     return;
+  }
   m->engine.peer_bytes = bytes;
   m->engine.peer_known = true;
   net_size_check(ep, m);
+  if (ep->failed != SYMCOMM_OK) {
+    free(data);
+    return;
+  }
+  m->engine.eager = data;
+}
+
+/* An EAGER record: its bytes follow on c; they are read into memory of
+ * their own, bounded by the record's checks, and placed once the receive is
+ * posted and its size agrees. */
+static void net_peer_eager(sc_net_endpoint_t *ep, net_conn_t *c, uint64_t seq, uint64_t bytes) {
+  net_peer_t *p = c->peer;
+  net_queue_t *q = &p->recvq;
+  if (!net_peer_seq_check(ep, p, q, seq))
+    return;
+  if (!net_eager(ep, bytes)) {
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d sent its message #%llu of %llu bytes without a grant: "
+             "only 1 to %zu bytes may go so (SYMCOMM_NET_EAGER_BYTES)", p->rank, (unsigned long long)seq,
+             (unsigned long long)bytes, ep->cfg.eager_bytes);
+    return;
+  }
+  if (seq >= q->next_seq + (uint64_t)ep->cfg.window) {
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d sent its message #%llu without a grant, %d or more ahead "
+             "of the %llu receives posted here", p->rank, (unsigned long long)seq, ep->cfg.window,
+             (unsigned long long)q->next_seq);
+    return;
+  }
+  c->eager = malloc(bytes);
+  if (c->eager == NULL) {
+    net_fail(ep, SYMCOMM_ERR_OUT_OF_MEMORY, "no memory for the %llu bytes of rank %d's message #%llu",
+             (unsigned long long)bytes, p->rank, (unsigned long long)seq);
+    return;
+  }
+  c->eager_seq = seq;
+  c->eager_len = bytes;
+  c->eager_got = 0;
+}
+
+void net_eager_landed(sc_net_endpoint_t *ep, net_conn_t *c) {
+  uint8_t *data = c->eager;
+  c->eager = NULL;
+  net_peer_size(ep, c->peer, SC_NET_RECV, c->eager_seq, c->eager_len, data);
 }
 
 static void net_peer_grant(sc_net_endpoint_t *ep, net_peer_t *p, uint64_t seq, uint64_t first, uint64_t count) {
@@ -163,8 +260,21 @@ void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *
   net_peer_t *p = c->peer;
   /* On our outgoing control connection the receiver speaks of our sends, on an incoming one the sender of our receives. */
   int kind = c->dir == NET_OUT ? SC_NET_SEND : SC_NET_RECV;
-  if (r->type == SC_NET_REC_SIZE)
-    net_peer_size(ep, p, kind, r->seq, r->a);
+  /* Its receive would wait for bytes that never come (it is never granted). */
+  if (r->type == SC_NET_REC_SIZE && kind == SC_NET_RECV && net_eager(ep, r->a))
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced its message #%llu of %llu bytes without them: messages "
+             "of 1 to %zu bytes come with their bytes (SYMCOMM_NET_EAGER_BYTES)", p->rank,
+             (unsigned long long)r->seq, (unsigned long long)r->a, ep->cfg.eager_bytes);
+  else if (r->type == SC_NET_REC_SIZE && kind == SC_NET_SEND && (r->b < 1 || r->b > 1024))
+    net_fail(ep, SYMCOMM_ERR_REMOTE, "rank %d announced the size of its receive #%llu with a window of %llu "
+             "(1 to 1024)", p->rank, (unsigned long long)r->seq, (unsigned long long)r->b);
+  else if (r->type == SC_NET_REC_SIZE) {
+    if (kind == SC_NET_SEND)
+      p->peer_window = r->b;
+    net_peer_size(ep, p, kind, r->seq, r->a, NULL);
+  }
+  else if (r->type == SC_NET_REC_EAGER && kind == SC_NET_RECV)
+    net_peer_eager(ep, c, r->seq, r->a);
   else if (r->type == SC_NET_REC_GRANT && kind == SC_NET_SEND)
     net_peer_grant(ep, p, r->seq, r->a, r->b);
   else
@@ -174,13 +284,32 @@ void net_ctrl_records(sc_net_endpoint_t *ep, net_conn_t *c, const sc_net_rec_t *
 
 /* ---- the turn's work for one peer */
 
+/* Bytes that came eagerly go to their receive (m, at the head of the work),
+ * once it has room for them; false: not yet. */
+static bool net_place_eager(net_peer_t *p, sc_net_msg_t *m) {
+  struct sc_net_msg_engine *e = &m->engine;
+  if (e->eager == NULL)
+    return false; /* not come yet */
+  uint8_t *ptr = m->chunk_ptr(m, 0);
+  if (ptr == NULL)
+    return false;
+  memcpy(ptr, e->eager, m->bytes);
+  free(e->eager);
+  e->eager = NULL;
+  e->granted = e->done = 1;
+  p->recvq.progress_ms = net_now_ms();
+  m->chunk_done(m, 0);
+  return true;
+}
+
+/* Grants chunks of the receives in order as there is room, and places the
+ * bytes of small ones that came eagerly (also once the control connection
+ * closed: what came before still counts). */
 static void net_grant(sc_net_endpoint_t *ep, net_peer_t *p) {
   net_queue_t *q = &p->recvq;
   net_conn_t *ctrl = &p->in[0];
-  if (ctrl->state != NET_CONN_OPEN)
-    return;
   sc_net_rec_t pending = {0};
-  while (p->outstanding < ep->cfg.window && q->work_next != NULL && ep->failed == SYMCOMM_OK) {
+  while (q->work_next != NULL && ep->failed == SYMCOMM_OK) {
     sc_net_msg_t *m = q->work_next;
     struct sc_net_msg_engine *e = &m->engine;
     if (e->seq >= q->size_sent)
@@ -189,6 +318,13 @@ static void net_grant(sc_net_endpoint_t *ep, net_peer_t *p) {
       q->work_next = e->next;
       continue;
     }
+    if (net_eager(ep, m->bytes)) {
+      if (!net_place_eager(p, m))
+        break;
+      continue;
+    }
+    if (ctrl->state != NET_CONN_OPEN || p->outstanding >= ep->cfg.window)
+      break;
     uint8_t *ptr = m->chunk_ptr(m, e->granted);
     if (ptr == NULL)
       break;
@@ -431,8 +567,14 @@ void net_msgs_finish_all(sc_net_endpoint_t *ep, sc_result_t res) {
       net_queue_t *q = k == 0 ? &p->recvq : &p->sendq;
       sc_net_msg_t *m = q->head;
       q->head = q->tail = q->size_next = q->work_next = NULL;
+      for (size_t i = 0; i < q->n_early; i++) {
+        free(q->early[i].data);
+        q->early[i].data = NULL;
+      }
       while (m != NULL) {
         sc_net_msg_t *next = m->engine.next;
+        free(m->engine.eager);
+        m->engine.eager = NULL;
         m->finish(m, res);
         m = next;
       }

@@ -137,29 +137,45 @@ static void net_forget(sc_net_endpoint_t *ep) {
   net_unlock();
 }
 
+/* What was posted to ep since its inbox was taken; false: nothing. */
+static bool net_take_inbox(sc_net_endpoint_t *ep) {
+  net_lock();
+  ep->taken = ep->inbox_head;
+  ep->inbox_head = ep->inbox_tail = NULL;
+  net_unlock();
+  return ep->taken != NULL;
+}
+
 /* One endpoint's work of a turn; lowers *wake_ms (absolute) and *wake_us (relative). */
 static void net_ep_turn(sc_net_endpoint_t *ep, int64_t *wake_ms, int64_t *wake_us) {
-  sc_net_msg_t *m = ep->taken;
-  ep->taken = NULL;
-  while (m != NULL) {
-    sc_net_msg_t *next = m->engine.next;
-    if (ep->failed != SYMCOMM_OK)
-      m->finish(m, ep->failed);
-    else
-      net_msg_attach(ep, m);
-    m = next;
-  }
   int64_t now = net_now_ms();
-  if (ep->failed == SYMCOMM_OK && ep->peers_ready)
-    for (int r = 0; r < ep->cfg.nranks && ep->failed == SYMCOMM_OK; r++)
-      if (ep->peers[r].remote)
-        net_peer_progress(ep, &ep->peers[r], now, wake_ms);
-  /* Pollers come after the turn's chunk_ptr calls: a "not yet" given just now
-   * (a staging copy started) is what their hint must cover. */
-  for (int i = 0; i < ep->n_pollers; i++) {
-    int64_t hint = ep->pollers[i].fn(ep->pollers[i].ctx);
-    if (hint >= 0 && (*wake_us < 0 || hint < *wake_us))
-      *wake_us = hint;
+  /* A second pass for what the pollers posted (a program's ops, taken from
+   * its queue): their records go out now, not after a ppoll and a turn. */
+  for (int pass = 0; pass < 2; pass++) {
+    sc_net_msg_t *m = ep->taken;
+    ep->taken = NULL;
+    while (m != NULL) {
+      sc_net_msg_t *next = m->engine.next;
+      if (ep->failed != SYMCOMM_OK)
+        m->finish(m, ep->failed);
+      else
+        net_msg_attach(ep, m);
+      m = next;
+    }
+    now = net_now_ms();
+    if (ep->failed == SYMCOMM_OK && ep->peers_ready)
+      for (int r = 0; r < ep->cfg.nranks && ep->failed == SYMCOMM_OK; r++)
+        if (ep->peers[r].remote)
+          net_peer_progress(ep, &ep->peers[r], now, wake_ms);
+    /* Pollers come after the turn's chunk_ptr calls: a "not yet" given just now
+     * (a staging copy started) is what their hint must cover. */
+    for (int i = 0; i < ep->n_pollers; i++) {
+      int64_t hint = ep->pollers[i].fn(ep->pollers[i].ctx);
+      if (hint >= 0 && (*wake_us < 0 || hint < *wake_us))
+        *wake_us = hint;
+    }
+    if (pass > 0 || !net_take_inbox(ep))
+      break;
   }
   if (ep->listen_paused_until_ms > now && ep->listen_paused_until_ms < *wake_ms)
     *wake_ms = ep->listen_paused_until_ms; /* the listener's rest ends */

@@ -18,14 +18,20 @@ typedef struct sc_net_hello {
   uint64_t token;
   int32_t from, to;
   uint32_t count; /* connections of the pair: 1 + sockets */
-  uint32_t reserved;
+  uint32_t eager_bytes; /* the largest message that goes without a grant */
   uint64_t chunk_bytes;
 } sc_net_hello_t;
 
 /* Control records. Both sides send SIZE for each message they post, in order
- * (the sender on its control connection, the receiver back on it); the
- * receiver sends GRANT (chunks [a, a + b) of message seq may come). */
-enum { SC_NET_REC_SIZE = 1, SC_NET_REC_GRANT = 2 };
+ * (the sender on its control connection, the receiver back on it, with its
+ * window in b); the receiver sends GRANT (chunks [a, a + b) of message seq
+ * may come). A message of 1 to eager_bytes bytes is never granted: the sender
+ * sends EAGER in place of its SIZE, followed on the control connection by its
+ * a bytes, once the receiver's SIZE records say it has posted all but fewer
+ * than its window of the messages up to it (so the receiver holds at most a
+ * window of such messages it has not posted yet; before its first SIZE
+ * record, one). */
+enum { SC_NET_REC_SIZE = 1, SC_NET_REC_GRANT = 2, SC_NET_REC_EAGER = 3 };
 typedef struct sc_net_rec {
   uint32_t type;
   uint32_t reserved;

@@ -7,7 +7,7 @@
 
 #define SC_NET_HELLO_MAGIC 0x4f4c4c4548435353ull /* "SSCHELLO" */
 #define SC_NET_CHUNK_MAGIC 0x4b4e554843435353ull /* "SSCCHUNK" */
-#define SC_NET_VERSION 1
+#define SC_NET_VERSION 2 /* 2: EAGER records, the receiver's window in SIZE records */
 
 /* The first bytes of every connection, from the rank that connects (the sender). */
 typedef struct sc_net_hello {

@@ -287,23 +287,27 @@ mutation:
 NCCL_INSTALL_DIR := lib/symcomm-nccl
 INSTALLED := include/symcomm.h lib/libsymcomm.so.0 lib/libsymcomm.so lib/libsymcomm.a \
              lib/libsymcomm_cuda.so lib/pkgconfig/symcomm.pc $(TOOLS:%=bin/%) $(NCCL_INSTALL_DIR)/libnccl.so.2
+# Quoted in the recipes: a DESTDIR with a space is one folder, not two
+# (unquoted, install wrote into a relative one, uninstall removed the other).
+INSTALL_TO = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/symcomm.h $(DESTDIR)$(PREFIX)/include/
-	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libsymcomm.so.0
-	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/)
-	ln -sf libsymcomm.so.0 $(DESTDIR)$(PREFIX)/lib/libsymcomm.so
-	install -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
-	$(if $(NCCL_H),install -d $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR))
-	$(if $(NCCL_H),install -m 755 $(NCCL_LIB) $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR)/)
+	$(if $(filter /%,$(PREFIX)),,$(error PREFIX=$(PREFIX) is not an absolute path (the installed pkg-config file names it)))
+	install -d "$(INSTALL_TO)/include" "$(INSTALL_TO)/lib/pkgconfig" "$(INSTALL_TO)/bin"
+	install -m 644 include/symcomm.h "$(INSTALL_TO)/include/"
+	install -m 755 $(SHLIB) "$(INSTALL_TO)/lib/libsymcomm.so.0"
+	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) "$(INSTALL_TO)/lib/")
+	ln -sf libsymcomm.so.0 "$(INSTALL_TO)/lib/libsymcomm.so"
+	install -m 644 $(STLIB) "$(INSTALL_TO)/lib/"
+	install -m 755 $(TOOL_BINS) "$(INSTALL_TO)/bin/"
+	$(if $(NCCL_H),install -d "$(INSTALL_TO)/$(NCCL_INSTALL_DIR)")
+	$(if $(NCCL_H),install -m 755 $(NCCL_LIB) "$(INSTALL_TO)/$(NCCL_INSTALL_DIR)/")
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define SYMCOMM_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/symcomm.h | paste -sd.)|' \
-	  symcomm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/symcomm.pc
+	  symcomm.pc.in > "$(INSTALL_TO)/lib/pkgconfig/symcomm.pc"
 
 # Removes what install put there (and the folders it made, once empty).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
-	-rmdir $(DESTDIR)$(PREFIX)/$(NCCL_INSTALL_DIR) $(DESTDIR)$(PREFIX)/lib/pkgconfig 2>/dev/null
+	for f in $(INSTALLED); do rm -f "$(INSTALL_TO)/$$f" || exit 1; done
+	-rmdir "$(INSTALL_TO)/$(NCCL_INSTALL_DIR)" "$(INSTALL_TO)/lib/pkgconfig" 2>/dev/null
 
 clean:
 	rm -rf build build-san build-tsan

@@ -4,6 +4,7 @@
  * is refused with a sentence rather than followed. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,11 @@ static void *shim_comm_init_thread(void *arg) {
 ncclResult_t shim_comm_start(ncclComm_t comm) {
   /* Without it an abort would wait for the init (up to SYMCOMM_TIMEOUT). */
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd == 0) { /* stdin was closed: to symcomm, abort_fd 0 means none */
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 1);
+    close(fd);
+    fd = moved;
+  }
   if (fd < 0) {
     snprintf(comm->init_error, sizeof(comm->init_error), "no eventfd for the init: %s",
              strerror(errno));

@@ -71,6 +71,13 @@ void sc_wakeup_unfollow(sc_wakeup_t *w) {
 bool sc_wakeup_followed_ready(const sc_wakeup_t *w) {
   if (!w->following)
     return false;
-  struct pollfd p = {.fd = w->followed, .events = POLLIN};
-  return poll(&p, 1, 0) == 1;
+  /* Asked of the set, not of the fd number: once the caller closed its fd
+   * (which it may do early), the set no longer holds it, while the number
+   * reads as ready (POLLNVAL) or names another file by now. */
+  struct epoll_event ev[2];
+  int n = epoll_wait(w->fd, ev, 2, 0);
+  for (int i = 0; i < n; i++)
+    if (ev[i].data.fd == w->followed)
+      return true;
+  return false;
 }

@@ -573,7 +573,8 @@ static int file_exists(const char *path) { return access(path, F_OK) == 0; }
  * under way. Its abort returns at once (not after SYMCOMM_TIMEOUT, which
  * test_nccl_shim.sh sets to 30 s), and the others' inits fail within
  * moments with a sentence naming rank 0, instead of waiting for the rank
- * that never comes. */
+ * that never comes. Rank 0 runs it with stdin closed, so that the eventfd
+ * its init thread watches is fd 0 (which, as config.abort_fd, means none). */
 static void test_abort_pending_init(const char *base) {
   char path[4096];
   snprintf(path, sizeof(path), "%s.abort", base);
@@ -584,6 +585,8 @@ static void test_abort_pending_init(const char *base) {
   ncclComm_t comm = NULL;
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
+  if (g_rank == 0)
+    close(0);
   ncclResult_t res = ncclCommInitRankConfig(&comm, g_nranks + 1, id, g_rank, &cfg);
   if (res != ncclInProgress)
     FAIL("non-blocking init of a rank that never comes: %s: %s", ncclGetErrorString(res),

@@ -18,7 +18,12 @@ build_abs=$(cd "$B" && pwd)
 san=0
 nm -D "$B/lib/libsymcomm.so" | grep -q __asan_init && san=1
 nm -D "$B/lib/libsymcomm.so" | grep -q __tsan_init && san=thread
-mk() { make --no-print-directory -s BUILD="$B" SAN=$san PREFIX=$prefix DESTDIR="$d/root" "$@"; }
+# A program built here against a sanitized library needs the same runtime.
+san_flags=
+[ $san = 1 ] && san_flags=-fsanitize=address,undefined
+[ $san = thread ] && san_flags=-fsanitize=thread
+dest=$d/root
+mk() { make --no-print-directory -s BUILD="$B" SAN=$san PREFIX=$prefix DESTDIR="$dest" "$@"; }
 mk install >"$d/install.log" 2>&1 || fail "make install: $(tail -5 "$d/install.log")"
 for f in include/symcomm.h lib/libsymcomm.so.0 lib/libsymcomm.so lib/libsymcomm.a \
          lib/pkgconfig/symcomm.pc bin/symcomm-run bin/symcomm-perf bin/symcomm-topo; do
@@ -55,7 +60,7 @@ echo "ok: installed symcomm-run and symcomm-perf, 2 ranks, results checked"
 # A program built against the installed tree alone (pkg-config), its runpath the installed lib.
 flags=$(PKG_CONFIG_PATH=$root/lib/pkgconfig pkg-config --define-variable=prefix="$root" --cflags --libs symcomm) ||
   fail "pkg-config does not know the installed symcomm"
-${CC:-cc} -o "$d/p2p_bw" examples/p2p_bw.c $flags -Wl,-rpath,"$root/lib" -pthread -lm ||
+${CC:-cc} $san_flags -o "$d/p2p_bw" examples/p2p_bw.c $flags -Wl,-rpath,"$root/lib" -pthread -lm ||
   fail "examples/p2p_bw.c does not build against the installed header and library"
 ldd "$d/p2p_bw" | grep -F "$build_abs" && fail "the installed program resolves into the build tree"
 "$root/bin/symcomm-run" -n 2 --timeout 60 -- "$d/p2p_bw" -e 64K -i 2 >"$d/p2p.txt" 2>&1 ||
@@ -80,3 +85,21 @@ mk uninstall >"$d/uninstall.log" 2>&1 || fail "make uninstall: $(tail -5 "$d/uni
 left=$(find "$d/root" -type f -o -type l)
 [ -z "$left" ] || fail "make uninstall left: $left"
 echo "ok: make uninstall removes every file"
+
+# A DESTDIR with a space is one folder: install writes there and nowhere
+# else (not into a relative folder named after its second word), and
+# uninstall empties it. A relative PREFIX, which the pkg-config file would
+# name, is refused.
+dest="$d/stage symcomm-space-check"
+mk install >"$d/install2.log" 2>&1 || fail "make install into '$dest': $(tail -5 "$d/install2.log")"
+[ -e "$dest$prefix/lib/libsymcomm.so.0" ] || fail "make install DESTDIR='$dest' did not install there"
+[ ! -e symcomm-space-check ] || { rm -rf symcomm-space-check; fail "make install wrote into ./symcomm-space-check"; }
+[ ! -e "$d/stage" ] || fail "make install wrote into $d/stage"
+mk uninstall >"$d/uninstall2.log" 2>&1 || fail "make uninstall: $(tail -5 "$d/uninstall2.log")"
+left=$(find "$dest" -type f -o -type l)
+[ -z "$left" ] || fail "make uninstall of DESTDIR '$dest' left: $left"
+dest=$d/rel
+mk PREFIX=relative/prefix install >"$d/install3.log" 2>&1 && fail "make install took PREFIX=relative/prefix"
+grep -q "not an absolute path" "$d/install3.log" || fail "make install PREFIX=relative/prefix: $(tail -3 "$d/install3.log")"
+[ ! -e relative ] && [ ! -e "$d/rel" ] || fail "make install PREFIX=relative/prefix installed something"
+echo "ok: a DESTDIR with a space, a relative PREFIX refused"

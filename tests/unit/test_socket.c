@@ -1,7 +1,10 @@
-/* Addresses (IPv4, IPv6, names), interface filters, and the deadlines and
- * abort of connect and receive. */
+/* Addresses (IPv4, IPv6, names), interface filters, the deadlines and
+ * abort of connect and receive, and a wakeup that follows a caller's fd
+ * (config.abort_fd). */
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -28,6 +31,42 @@ static void *signal_later(void *arg) {
   usleep(100 * 1000);
   sc_wakeup_signal(arg);
   return NULL;
+}
+
+/* A wakeup that follows a caller's fd wakes with it, until unfollowed; one
+ * whose caller closed its fd early does not take that for readable, even once
+ * the number is another file's that is. */
+static void test_follow(void) {
+  sc_wakeup_t w;
+  TEST_OK(sc_wakeup_open(&w));
+  int theirs = eventfd(0, EFD_CLOEXEC);
+  TEST_ASSERT(theirs > 0);
+  TEST_OK(sc_wakeup_follow(&w, theirs));
+  TEST_ASSERT(!sc_wakeup_is_signalled(&w) && !sc_wakeup_followed_ready(&w));
+  uint64_t one = 1;
+  TEST_ASSERT(write(theirs, &one, sizeof(one)) == sizeof(one));
+  TEST_ASSERT(sc_wakeup_is_signalled(&w) && sc_wakeup_followed_ready(&w));
+  sc_wakeup_unfollow(&w);
+  TEST_ASSERT(!sc_wakeup_is_signalled(&w) && !sc_wakeup_followed_ready(&w));
+  close(theirs);
+  sc_wakeup_close(&w);
+
+  TEST_OK(sc_wakeup_open(&w));
+  theirs = eventfd(0, EFD_CLOEXEC);
+  TEST_OK(sc_wakeup_follow(&w, theirs));
+  close(theirs);
+  TEST_ASSERT(!sc_wakeup_followed_ready(&w), "a closed fd %d reads as ready", theirs);
+  int p[2];
+  TEST_ASSERT(pipe(p) == 0 && write(p[1], "x", 1) == 1);
+  TEST_ASSERT(!sc_wakeup_followed_ready(&w), "fd %d, now a readable pipe's (%d), reads as ready",
+              theirs, p[0]);
+  TEST_ASSERT(!sc_wakeup_is_signalled(&w));
+  sc_wakeup_signal(&w);
+  TEST_ASSERT(sc_wakeup_is_signalled(&w));
+  sc_wakeup_unfollow(&w);
+  close(p[0]);
+  close(p[1]);
+  sc_wakeup_close(&w);
 }
 
 int main(void) {
@@ -103,6 +142,7 @@ int main(void) {
   close(client_fd);
   close(server_fd);
   sc_wakeup_close(&w);
+  test_follow();
   printf("test_socket: all passed\n");
   return 0;
 }

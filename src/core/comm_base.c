@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "core/comm.h"
@@ -169,8 +170,15 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
                         "for SYMCOMM_BACKEND)", b);
       snprintf(o.backend, sizeof(o.backend), "%s", b);
     }
-    if (config->size >= offsetof(symcomm_config_t, abort_fd) + sizeof(int) && config->abort_fd > 0)
+    if (config->size >= offsetof(symcomm_config_t, abort_fd) + sizeof(int) && config->abort_fd > 0) {
+      /* Before init opens fds of its own, one of which could take a closed
+       * fd's number. */
+      if (fcntl(config->abort_fd, F_GETFD) < 0)
+        return SC_RAISE_ERRNO(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                              "config.abort_fd %d is not an open file descriptor",
+                              config->abort_fd);
       o.abort_fd = config->abort_fd;
+    }
   }
   *out = o;
   return SYMCOMM_OK;

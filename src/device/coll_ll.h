@@ -145,10 +145,8 @@ SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, u
   for (int r = 0; r < SC_LL_MAX_RANKS; r++) {
     if (r >= d->nranks || r == d->me)
       continue;
-    if ((uint32_t)(w0[r] >> 32) == flag && (uint32_t)(w1[r] >> 32) == flag) {
-      w[r] = (w0[r] & 0xffffffffu) | w1[r] << 32;
+    if (sc_ll_decode(w0[r], w1[r], flag, &w[r]))
       continue;
-    }
     int why = sc_ll_wait(ctx, run, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
     if (why != 0)
       return why;

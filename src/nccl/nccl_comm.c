@@ -203,18 +203,18 @@ static symcomm_result_t shim_comm_attach(ncclComm_t comm) {
 }
 
 /* Records how init ended; the sentence stays with comm for whichever thread asks. */
-static void shim_comm_settle(ncclComm_t comm, symcomm_result_t res, symcomm_comm_t errcomm) {
+static void shim_comm_settle_as(ncclComm_t comm, ncclResult_t result) {
   pthread_mutex_lock(&comm->lock);
-  if (res != SYMCOMM_OK) {
-    snprintf(comm->init_error, sizeof(comm->init_error), "%s", symcomm_last_error(errcomm));
-    comm->init_result = shim_map_result(res);
-    atomic_store(&comm->state, SHIM_FAILED);
-  } else {
-    comm->init_result = ncclSuccess;
-    atomic_store(&comm->state, SHIM_READY);
-  }
+  comm->init_result = result;
+  atomic_store(&comm->state, result == ncclSuccess ? SHIM_READY : SHIM_FAILED);
   pthread_cond_broadcast(&comm->settled);
   pthread_mutex_unlock(&comm->lock);
+}
+
+static void shim_comm_settle(ncclComm_t comm, symcomm_result_t res, symcomm_comm_t errcomm) {
+  if (res != SYMCOMM_OK)
+    snprintf(comm->init_error, sizeof(comm->init_error), "%s", symcomm_last_error(errcomm));
+  shim_comm_settle_as(comm, res == SYMCOMM_OK ? ncclSuccess : shim_map_result(res));
 }
 
 void shim_comm_run_init(ncclComm_t comm) {
@@ -228,15 +228,6 @@ void shim_comm_run_init(ncclComm_t comm) {
   if (res == SYMCOMM_OK && (res = shim_comm_attach(comm)) != SYMCOMM_OK)
     errcomm = comm->sc;
   shim_comm_settle(comm, res, errcomm);
-}
-
-/* A start that failed: comm's sentence is in init_error. */
-static void shim_comm_settle_failed(ncclComm_t comm) {
-  pthread_mutex_lock(&comm->lock);
-  comm->init_result = ncclSystemError;
-  atomic_store(&comm->state, SHIM_FAILED);
-  pthread_cond_broadcast(&comm->settled);
-  pthread_mutex_unlock(&comm->lock);
 }
 
 static void *shim_comm_init_thread(void *arg) {
@@ -256,7 +247,7 @@ ncclResult_t shim_comm_start(ncclComm_t comm) {
   if (fd < 0) {
     snprintf(comm->init_error, sizeof(comm->init_error), "no eventfd for the init: %s",
              strerror(errno));
-    shim_comm_settle_failed(comm);
+    shim_comm_settle_as(comm, ncclSystemError); /* the sentence is in init_error */
     return shim_fail(ncclSystemError, "%s", comm->init_error);
   }
   pthread_mutex_lock(&comm->lock);
@@ -267,7 +258,7 @@ ncclResult_t shim_comm_start(ncclComm_t comm) {
   if (err != 0) {
     snprintf(comm->init_error, sizeof(comm->init_error), "no thread for the init: %s",
              strerror(err));
-    shim_comm_settle_failed(comm);
+    shim_comm_settle_as(comm, ncclSystemError); /* the sentence is in init_error */
     return shim_fail(ncclSystemError, "%s", comm->init_error);
   }
   return ncclSuccess;

@@ -92,6 +92,12 @@ static void net_turn_add_peer_conns(net_turn_t *t, sc_net_endpoint_t *ep, net_co
 }
 
 /* Takes each endpoint's inbox and new pollers; copies the list. */
+/* What was posted to ep becomes its turn's to take (under the lock). */
+static void net_inbox_move(sc_net_endpoint_t *ep) {
+  ep->taken = ep->inbox_head;
+  ep->inbox_head = ep->inbox_tail = NULL;
+}
+
 static bool net_take_inboxes(net_turn_t *t) {
   net_lock();
   if (g.stop) {
@@ -103,8 +109,7 @@ static bool net_take_inboxes(net_turn_t *t) {
     if (!net_grow((void **)&t->eps, &t->cap_eps, (size_t)t->n_eps + 1, sizeof(*t->eps)))
       break;
     t->eps[t->n_eps++] = ep;
-    ep->taken = ep->inbox_head;
-    ep->inbox_head = ep->inbox_tail = NULL;
+    net_inbox_move(ep);
     ep->peers_ready = ep->peers_set;
     for (int i = 0; i < ep->n_new_pollers; i++)
       if (net_grow((void **)&ep->pollers, &ep->cap_pollers, (size_t)ep->n_pollers + 1, sizeof(*ep->pollers)))
@@ -140,15 +145,14 @@ static void net_forget(sc_net_endpoint_t *ep) {
 /* What was posted to ep since its inbox was taken; false: nothing. */
 static bool net_take_inbox(sc_net_endpoint_t *ep) {
   net_lock();
-  ep->taken = ep->inbox_head;
-  ep->inbox_head = ep->inbox_tail = NULL;
+  net_inbox_move(ep);
   net_unlock();
   return ep->taken != NULL;
 }
 
 /* One endpoint's work of a turn; lowers *wake_ms (absolute) and *wake_us (relative). */
 static void net_ep_turn(sc_net_endpoint_t *ep, int64_t *wake_ms, int64_t *wake_us) {
-  int64_t now = net_now_ms();
+  int64_t now = 0; /* read in each pass */
   /* A second pass for what the pollers posted (a program's ops, taken from
    * its queue): their records go out now, not after a ppoll and a turn. */
   for (int pass = 0; pass < 2; pass++) {

@@ -80,8 +80,8 @@ SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, uint64_t *mark) {
 
 /* This rank's wait for barrier e of block b gave up (`why`): who had not
  * arrived goes into err, then the mark that tells the others. */
-SC_DEV_FN void sc_coll_give_up(const sc_coll_desc_t *d, uint32_t b, uint64_t e, int why,
-                               sc_dev_error_t *err) {
+SC_DEV_FN void sc_coll_give_up(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b, uint64_t e,
+                               int why, sc_dev_error_t *err) {
   int64_t left = why == SC_DEV_PEER_LEFT ? err->e : -1;
   const sc_coll_sync_t *mine = d->sync[d->me];
   err->kind = why == SC_DEV_TIMEOUT ? SC_DEV_BARRIER_TIMEOUT : why;
@@ -96,6 +96,7 @@ SC_DEV_FN void sc_coll_give_up(const sc_coll_desc_t *d, uint32_t b, uint64_t e, 
   err->e = left;
   err->c = d->guard.timeout_ms;
   err->d = (int64_t)e;
+  sc_dev_publish_early(ctx, err);
   sc_coll_mark(d, sc_dev_relay_mark(err, d->me, (int)err->a));
 }
 
@@ -146,7 +147,7 @@ SC_DEV_FN int sc_coll_fail_marked(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, ui
                                   uint64_t e, int s, uint64_t mark, sc_dev_error_t *err) {
   int why = sc_dev_stopped(ctx);
   if (why != 0)
-    sc_coll_give_up(d, b, e, why, err);
+    sc_coll_give_up(ctx, d, b, e, why, err);
   else if (sc_coll_own_disagree(d, s, mark))
     return SC_DEV_DISAGREE;
   else
@@ -231,7 +232,7 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
     for (int r = 0; r < n && departed != 0; r++)
       if ((departed >> r & 1) && sc_dev_load(&mine->arrive[b][r]) < e) {
         err->e = r;
-        sc_coll_give_up(d, b, e, SC_DEV_PEER_LEFT, err);
+        sc_coll_give_up(ctx, d, b, e, SC_DEV_PEER_LEFT, err);
         return err->kind;
       }
     int why = sc_dev_sleep(ctx, &mine->bell, seen);
@@ -240,7 +241,7 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
       continue;
     }
     if (why != 0) {
-      sc_coll_give_up(d, b, e, why, err);
+      sc_coll_give_up(ctx, d, b, e, why, err);
       return err->kind;
     }
   }

@@ -393,7 +393,7 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     err->kind = SC_DEV_OK;
     uint64_t broken = sc_dev_load_own(&st->broken);
     if (why != 0) { /* the communicator stopped: do not arrive, and keep the others out */
-      sc_coll_give_up(d, run.block, run.epoch + 1, why, err);
+      sc_coll_give_up(ctx, d, run.block, run.epoch + 1, why, err);
     } else if (broken != 0) { /* the ranks are out of step since then */
       err->kind = SC_DEV_OUT_OF_STEP;
       err->a = (int64_t)(broken - 1);

@@ -178,6 +178,7 @@ SC_DEV_FN void sc_ll_fail(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, 
   err->c = d->guard.timeout_ms;
   err->d = 0; /* no barrier: the sentence says the rank never sent its part */
   err->e = kind == SC_DEV_PEER_LEFT ? rank : -1;
+  sc_dev_publish_early(ctx, err);
   sc_coll_mark(d, sc_dev_relay_mark(err, d->me, rank));
 }
 

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(SC_CUDA_THREADS) tg_bulk(const tg_c
   __shared__ sc_dev_error_t err;
   __shared__ int share;
   sc_dev_ctx_t ctx;
-  sc_cuda_ctx_init(&ctx, &err, &share);
+  sc_cuda_ctx_init(&ctx, &err, &share, 0, 0);
   const tg_case_t *c = &cases[blockIdx.x];
   if (c->kind == TG_COPY) {
     sc_dev_copy(&ctx, (void *)c->dst, (const void *)c->src, c->count);

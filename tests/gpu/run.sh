@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make test-gpu: the CUDA backend on a host with NVIDIA GPUs (made for 4).
 #   bash tests/gpu/run.sh [BUILD]      (logs under $OUT, else BUILD/gpu-logs)
+#   ONLY='^async_error|^fault_' bash tests/gpu/run.sh   runs only the steps whose
+#   names match that bash regular expression (the others are not counted)
 # Needs a build with nvcc (BUILD/lib/libsymcomm_cuda.so). Refuses at once,
 # touching nothing, where no GPU answers. Each step's log is OUT/<step>.log;
 # one line per step (PASS/FAIL/SKIP, seconds, the log's last line), then the
@@ -44,6 +46,7 @@ start_all=$(date +%s)
 step() { # NAME TIMEOUT COMMAND...
   local name=$1 limit=$2
   shift 2
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
   local t0=$(date +%s)
   timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
   local rc=$?

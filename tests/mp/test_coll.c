@@ -643,9 +643,13 @@ static void test_windows(void) {
       }
   tdev_mirror_free(&mem_copy);
   tdev_mirror_free(&win_copy);
-  /* Offsets that differ between ranks cannot be read symmetrically: caught. */
+  /* Offsets that differ between ranks cannot be read symmetrically: caught.
+   * Above SC_COLL_PAIR_WINDOWS_MIN, so that 2 GPUs (one-shot through scratch
+   * below it) read the windows too. */
   char *send = win + (rank == 0 ? 0 : 64);
-  symcomm_result_t r = symcomm_allreduce(send, send, 70000, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream);
+  size_t odd_count = ((size_t)8 << 20) / sizeof(float) + 1024;
+  TEST_ASSERT(64 + odd_count * sizeof(float) <= cap);
+  symcomm_result_t r = symcomm_allreduce(send, send, odd_count, SYMCOMM_FLOAT32, SYMCOMM_SUM, comm, stream);
   if (r == SYMCOMM_OK)
     r = symcomm_stream_synchronize(stream);
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));

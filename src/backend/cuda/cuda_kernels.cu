@@ -22,17 +22,31 @@ typedef struct __align__(16) sc_cuda_args_upto {
   unsigned char bytes[SC_CUDA_ARGS_UPTO_BYTES];
 } sc_cuda_args_upto_t;
 
-/* The leader of a block, at its end. */
+/* The leader of a block, at its end (or earlier: sc_dev_publish_early). A
+ * block that heard of this launch's failure from another block's mark ends
+ * after it: the fence orders its record after the mark it read. */
 static __device__ __forceinline__ void sc_cuda_finish(const sc_dev_ctx_t *ctx, const sc_dev_error_t *err,
                                                       sc_dev_status_t *status,
                                                       sc_cuda_record_t *record) {
   if (err->kind == SC_DEV_OK)
     return;
+  __threadfence_system();
   sc_dev_publish_failure(status != 0 ? status : ctx->guard.status, err);
   if (record != 0 && sc_dev_cas32(&record->failed, 0, 1)) {
     record->error = *err;
     sc_dev_store32(&record->failed, 2);
   }
+}
+
+/* The blocks of a launch run at once: a block whose wait gave up records
+ * its failure before its mark can reach another block of the launch, which
+ * would otherwise end first with the echo (the stream saying "rank 1 timed
+ * out waiting for rank 0" as a peer's failure on rank 1 itself, while the
+ * communicator says rank 1 timed out). The record's first writer wins, so
+ * the block's own end records nothing more. */
+SC_DEV_FN void sc_dev_publish_early(sc_dev_ctx_t *ctx, const sc_dev_error_t *err) {
+  sc_cuda_finish(ctx, err, ctx->status, ctx->record);
+  __threadfence_system();
 }
 
 static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) {
@@ -56,7 +70,7 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
     if (threadIdx.x == 0)                                                                          \
       sc_cuda_error_clear(&err);                                                                   \
     __syncthreads();                                                                               \
-    sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
+    sc_cuda_ctx_init(&ctx, &err, &share, status, record);                                          \
     sc_cuda_read_stop_early(&ctx, status);                                                         \
     RUN(&ctx, (const ARGS_T *)&args, &err);                                                        \
     __syncthreads();                                                                               \
@@ -72,7 +86,7 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
     PARAM_T mine = args; /* programs of one thread keep their progress in their arguments */      \
     sc_dev_ctx_t ctx;                                                                              \
     sc_cuda_error_clear(&err);                                                                     \
-    sc_cuda_ctx_init(&ctx, &err, &share);                                                          \
+    sc_cuda_ctx_init(&ctx, &err, &share, status, record);                                          \
     RUN(&ctx, (const ARGS_T *)&mine, &err);                                                        \
     sc_cuda_finish(&ctx, &err, status, record);                                                    \
   }

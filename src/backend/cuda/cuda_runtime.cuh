@@ -29,6 +29,8 @@ typedef struct sc_dev_ctx {
   uint32_t polls;            /* sleeps since the last check of stop, departures and clock */
   const sc_dev_status_t *early_status; /* whose stop word the leader read at the start */
   uint32_t early_stop;                 /* what it read (sc_cuda_read_stop_early) */
+  sc_dev_status_t *status;             /* the kernel's status block argument (may be 0) */
+  sc_cuda_record_t *record;            /* the stream's failure record (may be 0) */
 } sc_dev_ctx_t;
 
 SC_DEV_FN uint64_t sc_cuda_now_ns(void) {
@@ -37,7 +39,8 @@ SC_DEV_FN uint64_t sc_cuda_now_ns(void) {
   return t;
 }
 
-SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *share) {
+SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *share,
+                                sc_dev_status_t *status, sc_cuda_record_t *record) {
   ctx->guard.status = 0;
   ctx->guard.timeout_ms = -1;
   ctx->guard.spin_us = 0;
@@ -50,7 +53,12 @@ SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *sha
   ctx->polls = 0;
   ctx->early_status = 0;
   ctx->early_stop = 0;
+  ctx->status = status;
+  ctx->record = record;
 }
+
+/* Defined in cuda_kernels.cu, after the status block's functions. */
+SC_DEV_FN void sc_dev_publish_early(sc_dev_ctx_t *ctx, const sc_dev_error_t *err);
 
 /* The leader of block 0 reads the launch's status block's stop word first
  * thing: host memory, a microsecond away, read while the program loads its

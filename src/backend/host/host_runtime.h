@@ -166,6 +166,13 @@ static inline int sc_host_stopped(const sc_dev_ctx_t *ctx) {
   return 1;
 }
 
+/* The blocks run one after another here: no other block of the launch can
+ * hear of a failure before its block ends and publishes it. */
+static inline void sc_dev_publish_early(sc_dev_ctx_t *ctx, const sc_dev_error_t *err) {
+  (void)ctx;
+  (void)err;
+}
+
 static inline int sc_dev_stopped(sc_dev_ctx_t *ctx) {
   return sc_host_stopped(ctx) ? SC_DEV_ABORTED : 0;
 }

@@ -56,6 +56,8 @@ typedef struct sc_backend_ops {
   uint32_t (*coll_blocks)(size_t bytes);
   /* SYMCOMM_COLL_SCRATCH_BYTES when it is not set. */
   size_t scratch_bytes;
+  /* SYMCOMM_ONESHOT_MAX_BYTES when it is not set (all-reduce size x ranks). */
+  size_t oneshot_max_bytes;
   /* All-reduce between 2 ranks runs one-shot at every size: it reads what
    * two-shot reads of the peer, with one barrier fewer (measured on GPUs). */
   bool pair_oneshot;

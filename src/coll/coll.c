@@ -31,6 +31,7 @@ static const char *sc_coll_algo_name(sc_coll_algo_t algo) {
   case SC_ALGO_DIRECT: return "direct";
   case SC_ALGO_WINDOWS: return "twoshot in place in windows";
   case SC_ALGO_LL: return "ll";
+  case SC_ALGO_SPLIT: return "split";
   }
   return "?";
 }
@@ -52,16 +53,19 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
       for (int k = 0; k < SC_COLL_KIND_COUNT; k++)
         if (strcasecmp(tok, sc_coll_names[k]) == 0)
           kind = k;
-      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_LL; a++)
+      for (int a = SC_ALGO_ONESHOT; a <= SC_ALGO_SPLIT; a++)
         if (strcasecmp(eq + 1, sc_coll_algo_name((sc_coll_algo_t)a)) == 0)
           algo = (sc_coll_algo_t)a;
     }
-    bool known = kind == SC_COLL_ALLREDUCE &&
-                 (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_TWOSHOT || algo == SC_ALGO_LL);
+    bool known = (kind == SC_COLL_ALLREDUCE &&
+                  (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_TWOSHOT || algo == SC_ALGO_LL)) ||
+                 (kind == SC_COLL_BROADCAST && (algo == SC_ALGO_DIRECT || algo == SC_ALGO_SPLIT)) ||
+                 (kind == SC_COLL_REDUCE && (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_SPLIT));
     if (!known)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                       "SYMCOMM_ALGO='%s': '%s%s%s' is not an algorithm symcomm has (allreduce=oneshot, "
-                      "allreduce=twoshot or allreduce=ll)",
+                      "allreduce=twoshot, allreduce=ll, broadcast=direct, broadcast=split, "
+                      "reduce=oneshot or reduce=split)",
                       spec, tok, eq != NULL ? "=" : "", eq != NULL ? eq + 1 : "");
     c->forced[kind] = algo;
   }
@@ -167,7 +171,10 @@ sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes) 
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
   SC_CHECK(sc_coll_scratch_param(view, &scratch));
-  SC_CHECK(sc_param_int(SC_PARAM_ONESHOT_MAX_BYTES, &oneshot, NULL));
+  bool oneshot_set = false;
+  SC_CHECK(sc_param_int(SC_PARAM_ONESHOT_MAX_BYTES, &oneshot, &oneshot_set));
+  if (!oneshot_set)
+    oneshot = (long long)view->ops->oneshot_max_bytes;
   SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
   if (ll < 0 || ll > (1 << 20))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,

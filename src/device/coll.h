@@ -274,6 +274,89 @@ SC_DEV_FN int sc_coll_broadcast(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_er
   return 0;
 }
 
+/* Split broadcast and reduce: the block's slice of each round is cut into
+ * one part per rank other than the root (helper h: the h-th of them), so
+ * that the root's link carries the slice once instead of once per peer.
+ * Rank r's part, [*plo, *phi) of the slice [lo, hi); -1 for the root. */
+SC_DEV_FN int sc_coll_helper_part(const sc_coll_run_t *run, int r, uint64_t lo, uint64_t hi,
+                                  uint64_t *plo, uint64_t *phi) {
+  int root = run->a->root;
+  if (r == root)
+    return -1;
+  int h = r < root ? r : r - 1;
+  sc_coll_part(hi - lo, (uint64_t)h, (uint64_t)(run->d->nranks - 1), run->a->elem, plo, phi);
+  *plo += lo;
+  *phi += lo;
+  return h;
+}
+
+/* Split broadcast: the root stages; after the barrier each other rank copies
+ * its part from the root's staging area into its own result area; after a
+ * second barrier each other rank gathers every part from the result areas
+ * (its own locally), and the root copies from its input. */
+SC_DEV_FN int sc_coll_broadcast_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  uint32_t e = a->elem;
+  int root = d->me == a->root;
+  uint64_t plo, phi;
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, root, &rd);
+    if (why != 0)
+      return why;
+    if (!root && sc_coll_helper_part(run, d->me, rd.lo, rd.hi, &plo, &phi) >= 0)
+      sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_result(d, d->me, rd.half), plo, e),
+                   SC_COLL_AT(sc_coll_stage(d, a->root, rd.half), plo, e), phi - plo);
+    why = sc_coll_barrier(ctx, run, err);
+    if (why != 0)
+      return why;
+    if (root) {
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + rd.lo, e),
+                   SC_COLL_AT(a->sendbuf, off + rd.lo, e), rd.hi - rd.lo);
+      continue;
+    }
+    for (int r = 0; r < d->nranks; r++)
+      if (sc_coll_helper_part(run, r, rd.lo, rd.hi, &plo, &phi) >= 0)
+        sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + plo, e),
+                     SC_COLL_AT(sc_coll_result(d, r, rd.half), plo, e), phi - plo);
+  }
+  return 0;
+}
+
+/* Split reduce: every rank stages; after the barrier each other rank
+ * reduces its part from every rank's staging area into its own result area;
+ * after a second barrier the root gathers the parts into its output. */
+SC_DEV_FN int sc_coll_reduce_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  uint64_t plo, phi;
+  sc_coll_round_t rd;
+  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
+    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    if (why != 0)
+      return why;
+    if (sc_coll_helper_part(run, d->me, rd.lo, rd.hi, &plo, &phi) >= 0) {
+      for (int r = 0; r < d->nranks; r++)
+        srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, rd.half), plo, e);
+      sc_coll_reduce(ctx, run, SC_COLL_AT(sc_coll_result(d, d->me, rd.half), plo, e), srcs,
+                     phi - plo);
+    }
+    why = sc_coll_barrier(ctx, run, err);
+    if (why != 0)
+      return why;
+    if (d->me != a->root)
+      continue;
+    for (int r = 0; r < d->nranks; r++)
+      if (sc_coll_helper_part(run, r, rd.lo, rd.hi, &plo, &phi) >= 0)
+        sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + plo, e),
+                     SC_COLL_AT(sc_coll_result(d, r, rd.half), plo, e), phi - plo);
+  }
+  return 0;
+}
+
 /* All-gather, all-to-all and reduce-scatter: stage, barrier; then all-gather
  * copies every rank's staged part into that rank's block of the output,
  * all-to-all each rank's staged block for this rank, and reduce-scatter
@@ -326,6 +409,9 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
     return a->kind == SC_COLL_ALLREDUCE;
+  if (a->algo == SC_ALGO_SPLIT && ((a->kind != SC_COLL_REDUCE && a->kind != SC_COLL_BROADCAST) ||
+                                   d->nranks < 2))
+    return 0;
   if (a->algo == SC_ALGO_LL)
     return a->kind == SC_COLL_ALLREDUCE && d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
            d->ll_lines > SC_COLL_MAX_BLOCKS &&
@@ -409,8 +495,14 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
       why = a->algo == SC_ALGO_TWOSHOT ? sc_coll_twoshot(ctx, &run, err)
                                        : sc_coll_oneshot(ctx, &run, err);
       break;
-    case SC_COLL_REDUCE: why = sc_coll_oneshot(ctx, &run, err); break;
-    case SC_COLL_BROADCAST: why = sc_coll_broadcast(ctx, &run, err); break;
+    case SC_COLL_REDUCE:
+      why = a->algo == SC_ALGO_SPLIT ? sc_coll_reduce_split(ctx, &run, err)
+                                     : sc_coll_oneshot(ctx, &run, err);
+      break;
+    case SC_COLL_BROADCAST:
+      why = a->algo == SC_ALGO_SPLIT ? sc_coll_broadcast_split(ctx, &run, err)
+                                     : sc_coll_broadcast(ctx, &run, err);
+      break;
     default: why = sc_coll_direct(ctx, &run, err); break;
     }
   }

@@ -707,7 +707,10 @@ static void expect_disagree(symcomm_result_t r) {
 /* main set SYMCOMM_ALGO for rank 0 only. Each case needs a fresh
  * communicator: a failed collective leaves the ranks out of step. */
 static void test_choices(void) {
-  enum { N = 70000 }; /* above the one-shot size: auto picks two-shot */
+  /* Above the one-shot size everywhere (GPUs: 4 MiB / ranks; 2 GPUs take
+   * windows from 8 MiB): auto picks two-shot, and a window on rank 0 only
+   * changes its choice. */
+  enum { N = (8 << 20) / 4 + 1024 };
   float *a = tdev_alloc(N * sizeof(float)), *b = tdev_alloc(N * sizeof(float));
   float *ones = malloc(N * sizeof(float));
   TEST_ASSERT(ones != NULL);

@@ -17,6 +17,7 @@ const sc_backend_ops_t sc_backend_host = {
     .name = "host",
     .coll_blocks = sc_host_coll_blocks,
     .scratch_bytes = 16 << 20,
+    .oneshot_max_bytes = 128 << 10,
 
     .available = sc_host_available,
     .device_open = sc_host_device_open,

@@ -73,7 +73,7 @@ SC_PARAM(LL_MAX_BYTES, "SYMCOMM_LL_MAX_BYTES", INT, "65536",
 SC_PARAM(COLL_BLOCKS, "SYMCOMM_COLL_BLOCKS", INT, "0",
          "blocks each collective runs in (each takes a slice of every chunk and meets only its namesakes on the other ranks): 0 = chosen by size, 1 to 128 forces that many; the same on every rank")
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,
-         "force algorithms, e.g. allreduce=twoshot,broadcast=split (allreduce: ll, oneshot or twoshot, ll only where the call fits the LL region; broadcast: direct or split; reduce: oneshot or split)")
+         "force algorithms, e.g. allreduce=twoshot,broadcast=split (allreduce: ll, oneshot or twoshot, ll only where the call fits the LL region; broadcast: direct or split; reduce: oneshot or split; collectives within a host: across hosts each collective has its own steps)")
 SC_PARAM(CHECK, "SYMCOMM_CHECK", INT, "0",
          "1 = before each collective, check through the root that every rank calls the same one (slow); read at init")
 

@@ -62,6 +62,7 @@ step() { # NAME TIMEOUT COMMAND...
 }
 # gpus NAME N: whether the host has N GPUs; else a SKIP line.
 gpus() {
+  if [ -n "${ONLY:-}" ] && ! [[ $1 =~ $ONLY ]]; then return 1; fi
   [ "$ngpus" -ge "$2" ] && return 0
   skipped=$((skipped + 1))
   printf 'SKIP %-32s        needs %d GPUs, this host has %d\n' "$1" "$2" "$ngpus"
@@ -121,6 +122,7 @@ gpus coll_forced_twoshot_4 4 && step coll_forced_twoshot_4 180 env SYMCOMM_BACKE
 job coll_1000_small_4 90 4 "$mp/test_coll" many
 job coll_order_4 90 4 "$mp/test_coll" order
 job coll_two_comms_at_once_4 90 4 "$mp/test_coll" concurrent
+gpus coll_split_rounds_4 4 && step coll_split_rounds_4 120 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=broadcast=split,reduce=split SYMCOMM_COLL_BLOCKS=3 SYMCOMM_COLL_SCRATCH_BYTES=65536 "$B/bin/symcomm-run" -n 4 --timeout 110 -- "$mp/test_coll" blocks
 gpus coll_forced_split_4 4 && step coll_forced_split_4 120 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=broadcast=split,reduce=split "$B/bin/symcomm-run" -n 4 --timeout 110 -- "$mp/test_coll" matrix
 job coll_windows_in_place_2 90 2 "$mp/test_coll" windows
 job coll_windows_in_place_4 90 4 "$mp/test_coll" windows
@@ -212,6 +214,10 @@ step memory_released 30 bash tests/gpu/memory_back.sh "$memory_before" 10
 echo "GPU memory after the runs (at the start: $memory_before MiB):"
 nvidia-smi --query-gpu=index,memory.used --format=csv | tee "$OUT/memory_after.log"
 echo "$pass passed, ${#failed[@]} failed, $skipped skipped in $(($(date +%s) - start_all)) s (logs in $OUT)"
+if [ -n "${ONLY:-}" ] && [ $((pass + ${#failed[@]})) -eq 0 ]; then
+  echo "FAIL: ONLY='$ONLY' matched no step"
+  exit 1
+fi
 for f in "${failed[@]}"; do
   echo "---- $f"
   tail -n 30 "$OUT/$f.log"

@@ -106,8 +106,9 @@ int main(int argc, char **argv) {
   tdev_buf_free(&ring_out);
   if (!expect_ok) {
     /* The launcher stops the job when a rank exits: the others get time to
-     * report their own failure first. */
-    sleep(5);
+     * report their own failure first (on 2 loaded cores one rank once took
+     * more than 5 s longer than the first to fail). */
+    sleep(8);
     symcomm_comm_abort(comm);
     return 3;
   }

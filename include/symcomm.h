@@ -343,8 +343,18 @@ SYMCOMM_API symcomm_result_t symcomm_stream_destroy(symcomm_stream_t stream);
 
 /* ---------------------------------------------------------------- memory and windows */
 
-/* Device memory that can become part of a window (like ncclMemAlloc). */
+/* Device memory that can become part of a window (like ncclMemAlloc), on
+ * comm's device. It belongs to the process and that device, not to comm:
+ * destroying comm leaves it allocated, and any communicator of the same
+ * device (comm, a split of it, one made later) may register it as a window
+ * or use it as an ordinary buffer. It lives until symcomm_mem_free. */
 SYMCOMM_API symcomm_result_t symcomm_mem_alloc(symcomm_comm_t comm, size_t bytes, void **ptr);
+/* Frees a buffer of symcomm_mem_alloc made through any communicator of
+ * comm's device; with comm NULL, found by its address alone (after every
+ * communicator is gone; symcomm_last_error(NULL) then has the sentence).
+ * INVALID_ARGUMENT when ptr is no such buffer's start (or was freed
+ * already); INVALID_USAGE while a window uses it: free the window first
+ * (windows freed by symcomm_comm_destroy count as freed). */
 SYMCOMM_API symcomm_result_t symcomm_mem_free(symcomm_comm_t comm, void *ptr);
 
 /* Collective over comm: every rank allocates `bytes` (rounded up to the
@@ -354,8 +364,9 @@ SYMCOMM_API symcomm_result_t symcomm_mem_free(symcomm_comm_t comm, void *ptr);
 #define SYMCOMM_SIGNAL_SLOTS 64
 SYMCOMM_API symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t bytes,
                                                   symcomm_window_t *win);
-/* Collective: the buffer [ptr, ptr + bytes) from symcomm_mem_alloc becomes a
- * window (like ncclCommWindowRegister); the memory stays the caller's. */
+/* Collective: the buffer [ptr, ptr + bytes) from symcomm_mem_alloc (through
+ * any communicator of this device) becomes a window (like
+ * ncclCommWindowRegister); the memory stays the caller's. */
 SYMCOMM_API symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
                                                      symcomm_window_t *win);
 /* This rank's buffer, and `rank`'s buffer as mapped here (NULL for a rank on another host). */

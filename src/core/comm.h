@@ -2,7 +2,7 @@
  * connect, and its bootstrap. Those, its options and its device are decided
  * at init or split and stay as they are. What changes afterwards: the abort
  * flag and how it failed (comm_watch.c), the last error, the lists under
- * `lock` (windows, buffers, streams used), and the collective and send/recv
+ * `lock` (windows, streams used), and the collective and send/recv
  * state (coll, p2p, coll_broken, coll_last_stream), changed by the calls that
  * queue work. */
 #ifndef SC_CORE_COMM_H
@@ -98,18 +98,9 @@ struct symcomm_comm {
   struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
-  struct sc_mem_record *mems;    /* symcomm_mem_alloc'ed buffers */
   struct symcomm_stream **used;  /* streams this communicator queued work on */
   int nused, used_cap;
 };
-
-/* A buffer from symcomm_mem_alloc. */
-typedef struct sc_mem_record {
-  sc_devmem_t *mem;
-  void *ptr;
-  size_t bytes;
-  struct sc_mem_record *next;
-} sc_mem_record_t;
 
 /* The communicator whose view a window or transport holds. */
 static inline struct symcomm_comm *sc_comm_of_view(const sc_comm_view_t *view) {

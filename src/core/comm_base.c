@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/mem_registry.h"
 #include "util/clock.h"
 #include "util/keep.h"
 #include "util/log.h"
@@ -223,12 +224,10 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
   sc_p2p_destroy(comm->p2p);
   for (sc_window_t *w = comm->windows, *next; w != NULL; w = next) {
     next = w->next;
+    sc_devmem_t *user = w->magic == SC_WINDOW_MAGIC && !w->owns_mem ? w->mem : NULL;
     sc_window_release(w); /* unmaps what was not freed; no peer is waited for */
-  }
-  for (sc_mem_record_t *m = comm->mems, *next; m != NULL; m = next) {
-    next = m->next;
-    comm->ops->mem_free(m->mem);
-    free(m);
+    if (user != NULL) /* a symcomm_mem_alloc buffer: it lives on until symcomm_mem_free */
+      sc_mem_drop(user);
   }
   if (comm->dev_window_table != NULL)
     comm->ops->dev_free(comm->device, comm->dev_window_table);

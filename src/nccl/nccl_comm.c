@@ -51,8 +51,8 @@ static bool shim_unregister(ncclComm_t comm) {
 ncclComm_t shim_comm_any(int device) {
   ncclComm_t any = NULL, on = NULL;
   pthread_mutex_lock(&shim_registry_lock);
-  /* The oldest (the registry is newest first): the world rather than a short
-   * split, since the buffer ends with the communicator it was made through. */
+  /* The oldest (the registry is newest first): the buffer outlives it anyway,
+   * so any would do; the oldest keeps the choice stable. */
   for (ncclComm_t c = shim_registry; c != NULL; c = c->next)
     if (atomic_load(&c->state) == SHIM_READY) {
       any = c;
@@ -295,10 +295,8 @@ static void shim_comm_teardown(ncclComm_t comm, bool abort) {
   if (abort && comm->sc != NULL)
     symcomm_comm_abort(comm->sc);
   shim_comm_unheld(comm);
-  if (comm->sc != NULL) {
-    shim_mem_forget(comm);
+  if (comm->sc != NULL)
     shim_stream_release(comm);
-  }
 }
 
 /* Makes one rank's communicator: inline, in the group, or in a thread. */

@@ -1,23 +1,15 @@
 /* Memory and registration. ncclMemAlloc takes no communicator, but symcomm
- * allocates window-capable memory through one: it uses a communicator of
- * this process on the caller's current device (any, on simulated GPUs), and
- * the buffer lives until ncclMemFree or that communicator's end (a later
- * ncclMemFree of it then succeeds and does nothing). Windows are
- * symcomm's (collective, like NCCL's); ncclCommRegister is a local
- * registration that symcomm needs nothing for, so it only records the range
- * for its deregistration. */
+ * reaches the device through one: it allocates through a communicator of
+ * this process on the caller's current device (any, on simulated GPUs). The
+ * buffer is the process's, as NCCL's is: it outlives that communicator,
+ * any communicator of the device may register it as a window, and it lives
+ * until ncclMemFree (symcomm_mem_free, which needs no communicator), after
+ * every communicator is gone too. Windows are symcomm's (collective, like
+ * NCCL's); ncclCommRegister is a local registration that symcomm needs
+ * nothing for, so it only records the range for its deregistration. */
 #include <stdlib.h>
 
 #include "shim.h"
-
-typedef struct shim_alloc {
-  void *ptr;
-  ncclComm_t comm;
-  struct shim_alloc *next;
-} shim_alloc_t;
-
-static pthread_mutex_t shim_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-static shim_alloc_t *shim_allocs;
 
 SHIM_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
   if (ptr == NULL || size == 0)
@@ -27,62 +19,18 @@ SHIM_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
     return shim_fail(ncclInvalidUsage,
                      "ncclMemAlloc: symcomm allocates window memory through a communicator; make "
                      "one (ncclCommInitRank) on this device first");
-  shim_alloc_t *a = malloc(sizeof(*a));
-  if (a == NULL)
-    return shim_fail(ncclSystemError, "ncclMemAlloc: no memory for a record");
-  void *p = NULL;
-  ncclResult_t res = shim_result(symcomm_mem_alloc(comm->sc, size, &p), comm->sc);
-  if (res != ncclSuccess) {
-    free(a);
-    return res;
-  }
-  *a = (shim_alloc_t){p, comm, NULL};
-  pthread_mutex_lock(&shim_alloc_lock);
-  a->next = shim_allocs;
-  shim_allocs = a;
-  pthread_mutex_unlock(&shim_alloc_lock);
-  *ptr = p;
-  return ncclSuccess;
+  return shim_result(symcomm_mem_alloc(comm->sc, size, ptr), comm->sc);
 }
 SHIM_PROFILED(ncclMemAlloc);
 
 SHIM_API ncclResult_t ncclMemFree(void *ptr) {
-  pthread_mutex_lock(&shim_alloc_lock);
-  shim_alloc_t *a = NULL;
-  for (shim_alloc_t **p = &shim_allocs; *p != NULL; p = &(*p)->next)
-    if ((*p)->ptr == ptr) {
-      a = *p;
-      *p = a->next;
-      break;
-    }
-  pthread_mutex_unlock(&shim_alloc_lock);
-  if (a == NULL)
-    return shim_fail(ncclInvalidArgument, "ncclMemFree: %p is not a buffer of ncclMemAlloc (or freed already)", ptr);
-  /* Freed with its communicator already: NCCL's programs (nccl-tests among
-   * them) free buffers after destroying the communicators. */
-  ncclResult_t res = a->comm == NULL ? ncclSuccess : shim_result(symcomm_mem_free(a->comm->sc, ptr), a->comm->sc);
-  if (res != ncclSuccess) {
-    /* still allocated (a window of it is registered): a later ncclMemFree may free it */
-    pthread_mutex_lock(&shim_alloc_lock);
-    a->next = shim_allocs;
-    shim_allocs = a;
-    pthread_mutex_unlock(&shim_alloc_lock);
-    return res;
-  }
-  free(a);
-  return res;
+  symcomm_result_t res = symcomm_mem_free(NULL, ptr);
+  if (res == SYMCOMM_ERR_INVALID_ARGUMENT)
+    return shim_fail(ncclInvalidArgument,
+                     "ncclMemFree: %p is not a buffer of ncclMemAlloc (or freed already)", ptr);
+  return shim_result(res, NULL); /* still registered as a window: a later ncclMemFree may free it */
 }
 SHIM_PROFILED(ncclMemFree);
-
-void shim_mem_forget(ncclComm_t comm) {
-  pthread_mutex_lock(&shim_alloc_lock);
-  for (shim_alloc_t **p = &shim_allocs; *p != NULL;) {
-    if ((*p)->comm == comm)
-      (*p)->comm = NULL; /* its memory went with the communicator; ncclMemFree forgets it */
-    p = &(*p)->next;
-  }
-  pthread_mutex_unlock(&shim_alloc_lock);
-}
 
 static ncclResult_t shim_reg_add(ncclComm_t comm, void *buf, size_t bytes, symcomm_window_t win,
                                  shim_reg_t **out) {

@@ -107,12 +107,11 @@ void shim_comm_run_init(ncclComm_t comm);
 ncclResult_t shim_comm_start(ncclComm_t comm);
 ncclResult_t shim_comm_wait(ncclComm_t comm);
 /* The oldest ready communicator of this process on `device` if one is, else
- * the oldest ready one, else NULL: what ncclMemAlloc allocates through. */
+ * the oldest ready one, else NULL: what ncclMemAlloc reaches the device
+ * through. */
 ncclComm_t shim_comm_any(int device);
 /* The caller's current CUDA device where the process has a CUDA runtime, else -1. */
 int shim_current_device(void);
-/* ncclMemAlloc's buffers of comm are gone with it (nccl_mem.c). */
-void shim_mem_forget(ncclComm_t comm);
 
 /* ---- config (nccl_config.c) */
 

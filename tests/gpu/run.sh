@@ -149,6 +149,8 @@ job p2p_bad_args_4 60 4 "$mp/test_p2p" args
 # put, signal, put_signal, wait_signal; registered windows; mistakes.
 job window_2 60 2 "$mp/test_window"
 job window_4 60 4 "$mp/test_window"
+# symcomm_mem_alloc buffers outlive their communicator: a window of a split, freed with none (issue 11).
+job window_mem_life_2 60 2 "$mp/test_window" life
 
 echo "== CUDA streams and graphs, bad pointers, faults"
 # The caller's CUDA streams wrapped (made by cuStreamCreate, and NULL),

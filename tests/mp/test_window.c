@@ -9,7 +9,10 @@
  *     a size too large to round up to whole pages, a put from pageable host
  *     memory (refused on a GPU, fine on the simulated backend)
  * Window memory and sources are the rank's device memory on any backend
- * (tests/common/test_device.h): the test writes and reads host copies. */
+ * (tests/common/test_device.h): the test writes and reads host copies.
+ *   test_window life: buffers of symcomm_mem_alloc outlive the communicator
+ *   they were made through (test_life) */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +211,107 @@ static void test_mistakes(symcomm_stream_t stream) {
   TEST_EXPECT_RESULT(symcomm_window_free(win), SYMCOMM_ERR_INVALID_USAGE);
 }
 
-int main(void) {
+/* A symcomm_mem_alloc buffer is the process's and the device's, not the
+ * communicator's (issue 11): one made through comm becomes a window of a
+ * split of it (ranks in reverse order), outlives comm, is an ordinary buffer
+ * of the split afterwards and is freed through it; one made through the
+ * split outlives it and is freed with no communicator, and so is one whose
+ * window the split's destroy freed. */
+static void test_life(void) {
+  enum { COUNT = 50001, PART = 40003 };
+  size_t sum_bytes = COUNT * sizeof(int64_t), cap = sum_bytes + 2 * TD_GUARD;
+  TEST_ASSERT((size_t)size * PART <= sum_bytes);
+  void *buf = NULL;
+  TEST_OK(symcomm_mem_alloc(comm, cap, &buf));
+  symcomm_comm_t split = NULL;
+  int brank = -1, bsize = 0;
+  TEST_OK(symcomm_comm_split(comm, 0, size - 1 - rank, &split));
+  TEST_OK(symcomm_comm_rank(split, &brank));
+  TEST_OK(symcomm_comm_size(split, &bsize));
+  TEST_ASSERT(brank == size - 1 - rank && bsize == size, "rank %d of %d in the split", brank, bsize);
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_register(split, buf, cap, &win));
+  /* In use by a window: refused through either communicator, or none. */
+  TEST_EXPECT_RESULT(symcomm_mem_free(comm, buf), SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "still registered as 1 window"), "%s",
+              symcomm_last_error(comm));
+  TEST_EXPECT_RESULT(symcomm_mem_free(NULL, buf), SYMCOMM_ERR_INVALID_USAGE);
+  TEST_ASSERT(test_contains(symcomm_last_error(NULL), "free it first"), "%s", symcomm_last_error(NULL));
+
+  symcomm_stream_t stream;
+  TEST_OK(symcomm_stream_create(split, &stream));
+  tdev_mirror_t copy = tdev_mirror(buf, cap);
+  char *data = (char *)buf + TD_GUARD;
+  unsigned char *hdata = tdev_host_of(&copy, data);
+  uint64_t seed = 1100 + (uint64_t)size;
+  td_fill_small(hdata, COUNT, SYMCOMM_INT64, SYMCOMM_SUM, seed, brank, 0);
+  td_arm_guards(hdata, sum_bytes);
+  tdev_mirror_push(&copy, buf, cap);
+  TEST_OK(symcomm_allreduce(data, data, COUNT, SYMCOMM_INT64, SYMCOMM_SUM, split, stream));
+  TEST_OK(symcomm_stream_synchronize(stream));
+  tdev_mirror_pull(&copy, buf, cap);
+  td_check_reduced(hdata, COUNT, SYMCOMM_INT64, SYMCOMM_SUM, seed, 0, bsize,
+                   "all-reduce in place in a window of the split");
+  td_check_guards(hdata, sum_bytes, "all-reduce in a window of the split");
+
+  /* The communicator it was made through goes, then the window: the buffer stays. */
+  TEST_OK(symcomm_comm_destroy(comm));
+  comm = NULL;
+  TEST_OK(symcomm_window_free(win));
+  size_t gathered = (size_t)bsize * PART;
+  tdev_buf_t src = tdev_buf_alloc(PART, 0);
+  td_fill(src.host.data, PART, seed + 1, brank);
+  tdev_buf_push(&src);
+  td_reset(hdata, gathered);
+  td_arm_guards(hdata, gathered);
+  tdev_mirror_push(&copy, buf, cap);
+  TEST_OK(symcomm_allgather(src.data, data, PART, SYMCOMM_UINT8, split, stream));
+  TEST_OK(symcomm_stream_synchronize(stream));
+  tdev_mirror_pull(&copy, buf, cap);
+  for (int r = 0; r < bsize; r++)
+    td_check(hdata + (size_t)r * PART, PART, seed + 1, r,
+             "all-gather into a buffer of the destroyed communicator");
+  td_check_guards(hdata, gathered, "all-gather into a buffer of the destroyed communicator");
+  tdev_buf_free(&src);
+  tdev_mirror_free(&copy);
+  TEST_OK(symcomm_mem_free(split, buf));
+
+  /* Freed twice; not the start of a buffer; not a buffer at all. */
+  TEST_EXPECT_RESULT(symcomm_mem_free(split, buf), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(split), "freed already"), "%s",
+              symcomm_last_error(split));
+  TEST_EXPECT_RESULT(symcomm_mem_free(NULL, buf), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(NULL), "is not a buffer from symcomm_mem_alloc"),
+              "%s", symcomm_last_error(NULL));
+  void *mine = NULL, *kept = NULL;
+  TEST_OK(symcomm_mem_alloc(split, cap, &mine));
+  TEST_EXPECT_RESULT(symcomm_mem_free(split, (char *)mine + 64), SYMCOMM_ERR_INVALID_ARGUMENT);
+  char plain[64];
+  TEST_EXPECT_RESULT(symcomm_mem_free(split, plain), SYMCOMM_ERR_INVALID_ARGUMENT);
+
+  /* Destroy frees the split's window of `kept`, which may then go too. */
+  TEST_OK(symcomm_mem_alloc(split, 4096, &kept));
+  TEST_OK(symcomm_window_register(split, kept, 4096, &win));
+  TEST_OK(symcomm_stream_destroy(stream));
+  TEST_OK(symcomm_comm_destroy(split));
+  unsigned char *put = malloc(cap), *got = malloc(cap);
+  TEST_ASSERT(put != NULL && got != NULL);
+  td_fill(put, cap, seed + 2, rank);
+  td_reset(got, cap);
+  tdev_upload(mine, put, cap);
+  tdev_download(got, mine, cap);
+  td_check(got, cap, seed + 2, rank, "a buffer of symcomm_mem_alloc after its communicator's destroy");
+  free(put);
+  free(got);
+  TEST_OK(symcomm_mem_free(NULL, kept));
+  TEST_OK(symcomm_mem_free(NULL, mine));
+  TEST_EXPECT_RESULT(symcomm_mem_free(NULL, mine), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(NULL), "freed already"), "%s", symcomm_last_error(NULL));
+}
+
+int main(int argc, char **argv) {
+  bool life = argc > 1 && strcmp(argv[1], "life") == 0;
+  TEST_ASSERT(argc == 1 || life, "usage: test_window [life]");
   TEST_OK(symcomm_init_from_env(&comm, NULL));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &size));
@@ -216,6 +319,12 @@ int main(void) {
   TEST_OK(symcomm_comm_local_rank(comm, &local_rank));
   TEST_OK(symcomm_comm_local_size(comm, &local_size));
   tdev_open(comm);
+  if (life) {
+    test_life();
+    if (rank == 0)
+      printf("test_window life: passed on %d ranks (%s backend)\n", size, tdev_cuda() ? "cuda" : "host");
+    return 0;
+  }
   symcomm_stream_t stream;
   TEST_OK(symcomm_stream_create(comm, &stream));
   test_pointers();

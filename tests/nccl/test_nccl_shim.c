@@ -4,7 +4,8 @@
  * in and out of place, odd counts, every root; sends and receives (a ring,
  * to itself in a group, all-to-all by grouped sends); bad input; a
  * non-blocking init; inits of several communicators in one group of one
- * process; split, memory and windows. Every element is checked exactly, the
+ * process; split, memory and windows; ncclMemAlloc memory that outlives the
+ * communicators of its time. Every element is checked exactly, the
  * data depends on rank and index, and outputs are reset before each call.
  *   test_nccl_shim ID-FILE   (rank 0 writes the unique id there; the others read it)
  * Host memory stands in for device memory, and a NULL stream makes each call
@@ -462,6 +463,37 @@ static void test_split_and_windows(ncclComm_t comm, unsigned char *a, unsigned c
   NCCL_REFUSED(ncclInvalidArgument, "not a registration", ncclCommDeregister(comm, handle));
 }
 
+/* ---- ncclMemAlloc memory is the process's, as NCCL's is (issue 11): made
+ * while only comm exists, it becomes a window of a split made afterwards
+ * (ranks in reverse order), serves that split after comm is destroyed, and
+ * is freed before the split goes. Destroys comm and the split. */
+
+static void test_memory_outlives(ncclComm_t comm) {
+  enum { COUNT = 3001 };
+  size_t bytes = COUNT * sizeof(int64_t);
+  void *mem = NULL;
+  NCCL_OK(ncclMemAlloc(&mem, bytes));
+  ncclComm_t later = NULL;
+  int me = g_nranks - 1 - g_rank;
+  NCCL_OK(ncclCommSplit(comm, 0, me, &later, NULL));
+  ncclWindow_t win;
+  NCCL_OK(ncclCommWindowRegister(later, mem, bytes, &win, NCCL_WIN_COLL_SYMMETRIC));
+  fill_reduce(mem, COUNT, ncclInt64, ncclSum, 71, me);
+  NCCL_OK(ncclAllReduce(mem, mem, COUNT, ncclInt64, ncclSum, later, NULL));
+  check_reduced(mem, COUNT, ncclInt64, ncclSum, 71, "all-reduce in a window of a later split");
+  NCCL_OK(ncclCommFinalize(comm));
+  NCCL_OK(ncclCommDestroy(comm));
+  fill_reduce(mem, COUNT, ncclInt64, ncclMax, 72, me);
+  NCCL_OK(ncclAllReduce(mem, mem, COUNT, ncclInt64, ncclMax, later, NULL));
+  check_reduced(mem, COUNT, ncclInt64, ncclMax, 72,
+                "all-reduce in the window after the allocating communicator's destroy");
+  NCCL_REFUSED(ncclInvalidUsage, "window", ncclMemFree(mem));
+  NCCL_OK(ncclCommWindowDeregister(later, win));
+  NCCL_OK(ncclMemFree(mem));
+  NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree(mem));
+  NCCL_OK(ncclCommDestroy(later));
+}
+
 /* ---- several communicators in one process: one group, and ncclCommInitAll */
 
 static void check_pair(ncclComm_t *c, int k, const char *what) {
@@ -720,11 +752,15 @@ int main(int argc, char **argv) {
     test_one_process();
     printf("rank 0: two ranks in one process (one group; ncclCommInitAll) ok\n");
   }
-  /* nccl-tests frees its ncclMemAlloc buffers after destroying the communicators */
+  /* nccl-tests frees its ncclMemAlloc buffers after destroying the
+   * communicators: the memory is still there until then */
   void *late = NULL;
   NCCL_OK(ncclMemAlloc(&late, 4096));
-  NCCL_OK(ncclCommFinalize(comm));
-  NCCL_OK(ncclCommDestroy(comm));
+  test_memory_outlives(comm);
+  printf("rank %d: ncclMemAlloc memory in a window of a later split, after its communicator ok\n",
+         g_rank);
+  fill_moved(late, 4096, 73, g_rank, 0);
+  check_moved(late, 4096, 73, g_rank, 0, "ncclMemAlloc memory after every communicator is gone");
   NCCL_OK(ncclMemFree(late));
   NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree(late));
   free(a);

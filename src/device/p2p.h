@@ -391,6 +391,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     if (leader) {
       const sc_p2p_op_t *op = &a->ops[c[sc_p2p_stuck(a, c)].op];
       sc_p2p_fail(d, err, SC_DEV_ABORTED, op, sc_p2p_peek(d, op), (int64_t)op->bytes);
+      sc_dev_publish_early(ctx, err);
       sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, -1));
     }
     return;
@@ -402,8 +403,10 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
       int r = sc_p2p_advance(ctx, a, block, kind, &c[kind], err);
       if (r < 0) {
-        if (leader)
+        if (leader) { /* recorded before the poison can reach another stream's wait */
+          sc_dev_publish_early(ctx, err);
           sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
+        }
         return;
       }
       moved |= r;
@@ -439,6 +442,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
                     (int64_t)op->bytes);
         err->e = d->guard.timeout_ms;
       }
+      sc_dev_publish_early(ctx, err);
       sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
     }
     return;

@@ -74,8 +74,9 @@
  *   void sc_dev_publish_early(sc_dev_ctx_t *ctx, const sc_dev_error_t *err);
  *       the leader, before the mark that tells the others of a failure that
  *       starts here: where blocks of a launch run at once (CUDA), the
- *       failure is recorded before another block can hear of it and record
- *       the echo first; nothing where they run one after another
+ *       failure is recorded before another block (or another stream's
+ *       launch waiting on the same pair) can hear of it and record the echo
+ *       first; nothing where they run one after another
  *   int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen);
  *       until the bell differs from `seen` (or a spurious wake): 0; when the
  *       guard's communicator stopped (its status block's stop word):

@@ -122,6 +122,7 @@ gpus coll_forced_twoshot_4 4 && step coll_forced_twoshot_4 180 env SYMCOMM_BACKE
 job coll_1000_small_4 90 4 "$mp/test_coll" many
 job coll_order_4 90 4 "$mp/test_coll" order
 job coll_two_comms_at_once_4 90 4 "$mp/test_coll" concurrent
+gpus coll_split_rounds_4 4 && step coll_split_rounds_4 120 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=broadcast=split,reduce=split SYMCOMM_COLL_BLOCKS=3 SYMCOMM_COLL_SCRATCH_BYTES=65536 "$B/bin/symcomm-run" -n 4 --timeout 110 -- "$mp/test_coll" blocks
 gpus coll_forced_split_4 4 && step coll_forced_split_4 120 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=broadcast=split,reduce=split "$B/bin/symcomm-run" -n 4 --timeout 110 -- "$mp/test_coll" matrix
 job coll_windows_in_place_2 90 2 "$mp/test_coll" windows
 job coll_windows_in_place_4 90 4 "$mp/test_coll" windows

@@ -290,66 +290,41 @@ SC_DEV_FN int sc_coll_helper_part(const sc_coll_run_t *run, int r, uint64_t lo, 
   return h;
 }
 
-/* Split broadcast: the root stages; after the barrier each other rank copies
- * its part from the root's staging area into its own result area; after a
- * second barrier each other rank gathers every part from the result areas
- * (its own locally), and the root copies from its input. */
-SC_DEV_FN int sc_coll_broadcast_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
-  const sc_coll_args_t *a = run->a;
-  const sc_coll_desc_t *d = run->d;
-  uint32_t e = a->elem;
-  int root = d->me == a->root;
-  uint64_t plo, phi;
-  sc_coll_round_t rd;
-  for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
-    int why = sc_coll_round(ctx, run, err, off, root, &rd);
-    if (why != 0)
-      return why;
-    if (!root && sc_coll_helper_part(run, d->me, rd.lo, rd.hi, &plo, &phi) >= 0)
-      sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_result(d, d->me, rd.half), plo, e),
-                   SC_COLL_AT(sc_coll_stage(d, a->root, rd.half), plo, e), phi - plo);
-    why = sc_coll_barrier(ctx, run, err);
-    if (why != 0)
-      return why;
-    if (root) {
-      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + rd.lo, e),
-                   SC_COLL_AT(a->sendbuf, off + rd.lo, e), rd.hi - rd.lo);
-      continue;
-    }
-    for (int r = 0; r < d->nranks; r++)
-      if (sc_coll_helper_part(run, r, rd.lo, rd.hi, &plo, &phi) >= 0)
-        sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + plo, e),
-                     SC_COLL_AT(sc_coll_result(d, r, rd.half), plo, e), phi - plo);
-  }
-  return 0;
-}
-
-/* Split reduce: every rank stages; after the barrier each other rank
- * reduces its part from every rank's staging area into its own result area;
- * after a second barrier the root gathers the parts into its output. */
-SC_DEV_FN int sc_coll_reduce_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+/* Split broadcast and reduce, round by round: the root stages (reduce:
+ * every rank); after the barrier each other rank puts its part into its own
+ * result area (broadcast: copied from the root's staging area; reduce:
+ * reduced from every rank's); after a second barrier the parts are gathered
+ * from the result areas (its own locally) by every other rank (broadcast)
+ * or by the root (reduce), while a broadcast's root copies its input. */
+SC_DEV_FN int sc_coll_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
   const sc_coll_args_t *a = run->a;
   const sc_coll_desc_t *d = run->d;
   const void *srcs[SC_MAX_LOCAL_RANKS];
   uint32_t e = a->elem;
+  int reduce = a->kind == SC_COLL_REDUCE, root = d->me == a->root;
   uint64_t plo, phi;
   sc_coll_round_t rd;
   for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
-    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    int why = sc_coll_round(ctx, run, err, off, reduce || root, &rd);
     if (why != 0)
       return why;
     if (sc_coll_helper_part(run, d->me, rd.lo, rd.hi, &plo, &phi) >= 0) {
-      for (int r = 0; r < d->nranks; r++)
+      char *part = SC_COLL_AT(sc_coll_result(d, d->me, rd.half), plo, e);
+      for (int r = 0; reduce && r < d->nranks; r++)
         srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, rd.half), plo, e);
-      sc_coll_reduce(ctx, run, SC_COLL_AT(sc_coll_result(d, d->me, rd.half), plo, e), srcs,
+      if (reduce)
+        sc_coll_reduce(ctx, run, part, srcs, phi - plo);
+      else
+        sc_coll_copy(ctx, a, part, SC_COLL_AT(sc_coll_stage(d, a->root, rd.half), plo, e),
                      phi - plo);
     }
     why = sc_coll_barrier(ctx, run, err);
     if (why != 0)
       return why;
-    if (d->me != a->root)
-      continue;
-    for (int r = 0; r < d->nranks; r++)
+    if (root && !reduce)
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + rd.lo, e),
+                   SC_COLL_AT(a->sendbuf, off + rd.lo, e), rd.hi - rd.lo);
+    for (int r = 0; root == reduce && r < d->nranks; r++)
       if (sc_coll_helper_part(run, r, rd.lo, rd.hi, &plo, &phi) >= 0)
         sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + plo, e),
                      SC_COLL_AT(sc_coll_result(d, r, rd.half), plo, e), phi - plo);
@@ -488,21 +463,20 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   }
   why = sc_dev_share(ctx, why);
   if (why == 0) {
-    switch (a->algo == SC_ALGO_WINDOWS ? -1 : a->algo == SC_ALGO_LL ? -2 : a->kind) {
+    int path = a->algo == SC_ALGO_WINDOWS ? -1
+               : a->algo == SC_ALGO_LL    ? -2
+               : a->algo == SC_ALGO_SPLIT ? -3
+                                          : a->kind;
+    switch (path) {
     case -1: why = sc_coll_windows(ctx, &run, err); break;
     case -2: why = sc_coll_ll(ctx, &run, err); break;
+    case -3: why = sc_coll_split(ctx, &run, err); break;
     case SC_COLL_ALLREDUCE:
       why = a->algo == SC_ALGO_TWOSHOT ? sc_coll_twoshot(ctx, &run, err)
                                        : sc_coll_oneshot(ctx, &run, err);
       break;
-    case SC_COLL_REDUCE:
-      why = a->algo == SC_ALGO_SPLIT ? sc_coll_reduce_split(ctx, &run, err)
-                                     : sc_coll_oneshot(ctx, &run, err);
-      break;
-    case SC_COLL_BROADCAST:
-      why = a->algo == SC_ALGO_SPLIT ? sc_coll_broadcast_split(ctx, &run, err)
-                                     : sc_coll_broadcast(ctx, &run, err);
-      break;
+    case SC_COLL_REDUCE: why = sc_coll_oneshot(ctx, &run, err); break;
+    case SC_COLL_BROADCAST: why = sc_coll_broadcast(ctx, &run, err); break;
     default: why = sc_coll_direct(ctx, &run, err); break;
     }
   }

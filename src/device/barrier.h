@@ -252,14 +252,20 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
   int late = sc_coll_waited_for_me(d, &mark);
   if (late >= 0)
     return sc_coll_fail_marked(ctx, d, b, e, late, mark, err);
-  sc_dev_acquire(); /* what the peers wrote before arriving */
+  sc_dev_acquire(); /* what the peers wrote before arriving, the tags among it */
   sc_dev_progress(ctx); /* the timeout counts from the last barrier passed */
-  if (tag != 0)
-    for (int r = 0; r < n; r++) {
-      uint64_t theirs = sc_dev_load(&mine->tag[b][r][e % 2]);
-      if (theirs != tag) /* every rank passed this barrier and sees it too */
-        return sc_coll_disagree(d, r, theirs, tag, err);
-    }
+  if (tag == 0)
+    return 0;
+  /* After the acquire, relaxed loads with no test between them: all in
+   * flight at once; which rank differs is looked for only when one does. */
+  uint64_t differ = 0;
+  for (int r = 0; r < n; r++)
+    differ |= sc_dev_load_poll(&mine->tag[b][r][e % 2]) ^ tag;
+  for (int r = 0; r < n && differ != 0; r++) {
+    uint64_t theirs = sc_dev_load_poll(&mine->tag[b][r][e % 2]);
+    if (theirs != tag) /* every rank passed this barrier and sees it too */
+      return sc_coll_disagree(d, r, theirs, tag, err);
+  }
   return 0;
 }
 

@@ -418,7 +418,9 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
   }
 }
 
-SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
+/* A collective, on a kernel that holds the paths `paths` (a constant). */
+SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err,
+                                  uint32_t paths) {
   /* The counters first, read while the descriptor that the check below
    * needs is on its way (a chain of dependent loads is what a small call
    * waits for). */
@@ -428,7 +430,8 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   uint64_t epoch = counted ? sc_dev_load_own(&st->block[block].epoch) : 0;
   uint64_t rounds = counted ? sc_dev_load_own(&st->rounds) : 0;
   uint64_t seq = counted ? sc_dev_load_own(&st->calls) : 0;
-  if (!counted || !sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
+  uint32_t path = sc_coll_path(a->algo, a->kind);
+  if (!counted || (path & paths) == 0 || !sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
     if (sc_dev_leader(ctx)) {
       err->kind = SC_DEV_BAD_ARGS;
       err->a = SC_PROGRAM_COLL;
@@ -463,22 +466,21 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   }
   why = sc_dev_share(ctx, why);
   if (why == 0) {
-    int path = a->algo == SC_ALGO_WINDOWS ? -1
-               : a->algo == SC_ALGO_LL    ? -2
-               : a->algo == SC_ALGO_SPLIT ? -3
-                                          : a->kind;
-    switch (path) {
-    case -1: why = sc_coll_windows(ctx, &run, err); break;
-    case -2: why = sc_coll_ll(ctx, &run, err); break;
-    case -3: why = sc_coll_split(ctx, &run, err); break;
-    case SC_COLL_ALLREDUCE:
-      why = a->algo == SC_ALGO_TWOSHOT ? sc_coll_twoshot(ctx, &run, err)
-                                       : sc_coll_oneshot(ctx, &run, err);
-      break;
-    case SC_COLL_REDUCE: why = sc_coll_oneshot(ctx, &run, err); break;
-    case SC_COLL_BROADCAST: why = sc_coll_broadcast(ctx, &run, err); break;
-    default: why = sc_coll_direct(ctx, &run, err); break;
-    }
+    /* Each test of `paths` is a constant: the paths left out are no code. */
+    if (path == SC_COLL_PATH_WINDOWS && (paths & SC_COLL_PATH_WINDOWS))
+      why = sc_coll_windows(ctx, &run, err);
+    else if (path == SC_COLL_PATH_LL && (paths & SC_COLL_PATH_LL))
+      why = sc_coll_ll(ctx, &run, err);
+    else if (path == SC_COLL_PATH_SPLIT && (paths & SC_COLL_PATH_SPLIT))
+      why = sc_coll_split(ctx, &run, err);
+    else if (path == SC_COLL_PATH_ONESHOT && (paths & SC_COLL_PATH_ONESHOT))
+      why = sc_coll_oneshot(ctx, &run, err);
+    else if (path == SC_COLL_PATH_TWOSHOT && (paths & SC_COLL_PATH_TWOSHOT))
+      why = sc_coll_twoshot(ctx, &run, err);
+    else if (path == SC_COLL_PATH_BROADCAST && (paths & SC_COLL_PATH_BROADCAST))
+      why = sc_coll_broadcast(ctx, &run, err);
+    else if (paths & SC_COLL_PATH_DIRECT)
+      why = sc_coll_direct(ctx, &run, err);
   }
   /* The tag goes out at a call's first barrier even when it has no rounds. */
   if (why == 0 && !run.tagged)
@@ -486,6 +488,10 @@ SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   sc_dev_sync(ctx);
   if (sc_dev_leader(ctx))
     sc_coll_finish(ctx, &run, seq, why);
+}
+
+SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
+  sc_dev_coll_run_on(ctx, a, err, SC_COLL_PATHS_ALL);
 }
 
 /* A launch queued on a stream that stopped before it ran (the simulated

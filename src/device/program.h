@@ -131,6 +131,43 @@ typedef enum sc_coll_algo {
                       which those ranks then gather (broadcast) or hand to the root (reduce) */
 } sc_coll_algo_t;
 
+/* The paths of the COLL program, one bit each. A kernel built for some of
+ * them (device/coll.h's sc_dev_coll_run_on, with a constant) holds only
+ * their code: a small call's path is then not slowed by the registers and
+ * stack that the largest paths need. */
+#define SC_COLL_PATH_WINDOWS (1u << 0)
+#define SC_COLL_PATH_LL (1u << 1)
+#define SC_COLL_PATH_SPLIT (1u << 2)
+#define SC_COLL_PATH_ONESHOT (1u << 3) /* all-reduce one-shot, reduce */
+#define SC_COLL_PATH_TWOSHOT (1u << 4)
+#define SC_COLL_PATH_BROADCAST (1u << 5)
+#define SC_COLL_PATH_DIRECT (1u << 6) /* all-gather, reduce-scatter, all-to-all */
+#define SC_COLL_PATH_COUNT 7
+#define SC_COLL_PATHS_ALL ((1u << SC_COLL_PATH_COUNT) - 1)
+
+/* For the host (which launches the path's kernel) and the device alike. */
+#ifdef __CUDACC__
+#define SC_PROGRAM_FN static __host__ __device__ __forceinline__
+#else
+#define SC_PROGRAM_FN static inline
+#endif
+
+/* The path of a call of this algorithm (sc_coll_algo_t) and kind
+ * (sc_coll_kind_t). */
+SC_PROGRAM_FN uint32_t sc_coll_path(int32_t algo, int32_t kind) {
+  if (algo == SC_ALGO_WINDOWS)
+    return SC_COLL_PATH_WINDOWS;
+  if (algo == SC_ALGO_LL)
+    return SC_COLL_PATH_LL;
+  if (algo == SC_ALGO_SPLIT)
+    return SC_COLL_PATH_SPLIT;
+  if (kind == SC_COLL_ALLREDUCE)
+    return algo == SC_ALGO_TWOSHOT ? SC_COLL_PATH_TWOSHOT : SC_COLL_PATH_ONESHOT;
+  if (kind == SC_COLL_REDUCE)
+    return SC_COLL_PATH_ONESHOT;
+  return kind == SC_COLL_BROADCAST ? SC_COLL_PATH_BROADCAST : SC_COLL_PATH_DIRECT;
+}
+
 /* The LL protocol (device/coll_ll.h). A line is 16 bytes: two words of 4
  * data bytes and the call's 4-byte flag. Each rank's LL region (after its
  * sync block in the scratch window) has two halves (calls alternate) of a

@@ -27,7 +27,7 @@ for tag in nccl symcomm; do
   timeout -k 5 300 env OUT="$OUT" SHIM_TAG=$tag LD_PRELOAD=$pre SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=INIT \
     python3 -m torch.distributed.run --standalone --nproc-per-node "$N" tests/gpu/torch_shim.py >"$OUT/torch_$tag.log" 2>&1
   r=$?
-  echo "$tag: exit $r; $(grep -c ' ok$' "$OUT/torch_$tag.log") steps ok, $(grep -c 'FAILED' "$OUT/torch_$tag.log") failed (log $OUT/torch_$tag.log)"
+  echo "$tag: exit $r; $(grep -oE 'rank [0-9]+: [a-z_]+ ok' "$OUT/torch_$tag.log" | wc -l) steps ok, $(grep -c 'FAILED' "$OUT/torch_$tag.log") failed (log $OUT/torch_$tag.log)"
   grep -E "FAILED|: .* wrong|Error" "$OUT/torch_$tag.log" | head -5
   [ $r -eq 0 ] || rc=1
   # The library PyTorch really used. PyTorch may also map its own

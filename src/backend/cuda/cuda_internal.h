@@ -19,8 +19,13 @@
  * passed in a parameter of SC_LAUNCH_ARGS_MAX bytes. */
 typedef enum sc_cuda_args_mode { SC_CUDA_ARGS_EXACT = 0, SC_CUDA_ARGS_UPTO = 1 } sc_cuda_args_mode_t;
 
+/* A program has one kernel, or one per variant: the COLL program one per
+ * path (SC_COLL_PATH_*), each holding only that path's code. */
+#define SC_CUDA_MAX_VARIANTS SC_COLL_PATH_COUNT
+
 typedef struct sc_cuda_program {
-  const char *kernel;      /* extern "C" name in cuda_kernels.cu */
+  const char *kernel[SC_CUDA_MAX_VARIANTS]; /* extern "C" names in cuda_kernels.cu */
+  int variants;                             /* how many (1: one kernel) */
   size_t args_bytes;       /* EXACT: sizeof its struct; UPTO: its header's */
   sc_cuda_args_mode_t mode;
   unsigned threads;        /* 1: the program is written for one thread */
@@ -29,6 +34,8 @@ typedef struct sc_cuda_program {
 /* The program table (cuda_programs.c); NULL for a program this build has no kernel for. */
 const sc_cuda_program_t *sc_cuda_program(sc_program_t program);
 const char *sc_cuda_program_name(sc_program_t program);
+/* Which of the program's kernels runs these arguments (of args_bytes, checked). */
+int sc_cuda_program_variant(sc_program_t program, const void *args);
 
 /* Several of a device's host allocations hold the failure records of
  * streams, never reused (cuda_record.h says why). */
@@ -51,8 +58,8 @@ struct sc_device {
   bool fd_handles; /* POSIX fd handles for cuMemCreate; else CUDA IPC (cuMemAlloc) */
   char busid[32];
   CUmodule module;
-  CUfunction fn[SC_PROGRAM_COUNT];
-  size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernel's first parameter, as compiled */
+  CUfunction fn[SC_PROGRAM_COUNT][SC_CUDA_MAX_VARIANTS];
+  size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernels' first parameter, as compiled */
   sc_cuda_record_page_t *pages;
 };
 

@@ -96,7 +96,20 @@ SC_CUDA_SOLO_KERNEL(sc_kernel_signal, sc_signal_args_t, sc_signal_args_t, sc_dev
 SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_run)
 /* Send/recv batches and collectives: every thread of each block. */
 SC_CUDA_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
-SC_CUDA_KERNEL(sc_kernel_coll, sc_coll_args_t, sc_coll_args_t, sc_dev_coll_run)
+/* A collective: a kernel per path of the program (cuda_programs.c picks
+ * the call's), each holding that path's code alone. */
+#define SC_CUDA_COLL_KERNEL(NAME, PATH)                                                            \
+  SC_DEV_FN void NAME##_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {    \
+    sc_dev_coll_run_on(ctx, a, err, PATH);                                                         \
+  }                                                                                                \
+  SC_CUDA_KERNEL(NAME, sc_coll_args_t, sc_coll_args_t, NAME##_run)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_windows, SC_COLL_PATH_WINDOWS)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_ll, SC_COLL_PATH_LL)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_split, SC_COLL_PATH_SPLIT)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_oneshot, SC_COLL_PATH_ONESHOT)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_twoshot, SC_COLL_PATH_TWOSHOT)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_broadcast, SC_COLL_PATH_BROADCAST)
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_direct, SC_COLL_PATH_DIRECT)
 /* Sends and receives with other hosts: posted to the host, which moves the data. */
 SC_CUDA_KERNEL(sc_kernel_net, sc_cuda_args_upto_t, sc_net_args_t, sc_dev_net_run)
 /* A step of the collectives between hosts: combines what arrived. */

@@ -13,7 +13,7 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
                            size_t args_bytes, const sc_launch_t *how) {
   const sc_cuda_program_t *prog = sc_cuda_program(program);
   sc_device_t *d = stream->device;
-  if (prog == NULL || d->fn[program] == NULL)
+  if (prog == NULL || d->fn[program][0] == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
                     "there is no CUDA kernel for device program %d", (int)program);
   if (args == NULL)
@@ -43,13 +43,14 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
     memset(padded + args_bytes, 0, sizeof(padded) - args_bytes);
     param = padded;
   }
+  CUfunction fn = d->fn[program][sc_cuda_program_variant(program, args)];
   struct sc_dev_status *status = how->status;
   sc_cuda_record_t *record = stream->record;
   void *params[3] = {(void *)param, &status, &record};
   sc_cuda_scope_t scope;
   SC_CHECK(sc_cuda_enter(d, &scope));
   sc_result_t res = SC_CU(cuLaunchKernel,
-                          (d->fn[program], how->blocks, 1, 1, prog->threads, 1, 1, 0, stream->stream,
+                          (fn, how->blocks, 1, 1, prog->threads, 1, 1, 0, stream->stream,
                            params, NULL),
                           "launching device program %s (%u blocks of %u threads) on device %d",
                           sc_cuda_program_name(program), how->blocks, prog->threads, d->ordinal);

@@ -22,18 +22,21 @@ sc_result_t sc_cuda_module_load(sc_device_t *device) {
     const sc_cuda_program_t *prog = sc_cuda_program((sc_program_t)p);
     if (prog == NULL)
       continue;
-    res = SC_CU(cuModuleGetFunction, (&device->fn[p], device->module, prog->kernel),
-                "finding kernel %s of program %s", prog->kernel, sc_cuda_program_name((sc_program_t)p));
-    size_t offset = 0;
-    if (res == SYMCOMM_OK)
-      res = SC_CU(cuFuncGetParamInfo, (device->fn[p], 0, &offset, &device->param_bytes[p]),
-                  "reading the parameters of kernel %s", prog->kernel);
     size_t want = prog->mode == SC_CUDA_ARGS_EXACT ? prog->args_bytes : SC_LAUNCH_ARGS_MAX;
-    if (res == SYMCOMM_OK && device->param_bytes[p] != want)
-      res = SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
-                     "kernel %s takes %zu bytes of arguments, but program %s has %zu: the kernels "
-                     "and the library were built from different sources",
-                     prog->kernel, device->param_bytes[p], sc_cuda_program_name((sc_program_t)p), want);
+    for (int v = 0; v < prog->variants && res == SYMCOMM_OK; v++) {
+      const char *name = prog->kernel[v];
+      res = SC_CU(cuModuleGetFunction, (&device->fn[p][v], device->module, name),
+                  "finding kernel %s of program %s", name, sc_cuda_program_name((sc_program_t)p));
+      size_t offset = 0;
+      if (res == SYMCOMM_OK)
+        res = SC_CU(cuFuncGetParamInfo, (device->fn[p][v], 0, &offset, &device->param_bytes[p]),
+                    "reading the parameters of kernel %s", name);
+      if (res == SYMCOMM_OK && device->param_bytes[p] != want)
+        res = SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
+                       "kernel %s takes %zu bytes of arguments, but program %s has %zu: the kernels "
+                       "and the library were built from different sources",
+                       name, device->param_bytes[p], sc_cuda_program_name((sc_program_t)p), want);
+    }
   }
   if (res != SYMCOMM_OK)
     sc_cuda_module_unload(device);
@@ -47,5 +50,6 @@ void sc_cuda_module_unload(sc_device_t *device) {
               device->ordinal);
   device->module = NULL;
   for (int p = 0; p < SC_PROGRAM_COUNT; p++)
-    device->fn[p] = NULL;
+    for (int v = 0; v < SC_CUDA_MAX_VARIANTS; v++)
+      device->fn[p][v] = NULL;
 }

@@ -6,15 +6,21 @@
 #include "device/p2p_layout.h"
 
 static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
-    [SC_PROGRAM_SIGNAL] = {"sc_kernel_signal", sizeof(sc_signal_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_WAIT] = {"sc_kernel_wait", sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_P2P] = {"sc_kernel_p2p", offsetof(sc_p2p_args_t, ops), SC_CUDA_ARGS_UPTO,
+    [SC_PROGRAM_SIGNAL] = {{"sc_kernel_signal"}, 1, sizeof(sc_signal_args_t), SC_CUDA_ARGS_EXACT, 1},
+    [SC_PROGRAM_WAIT] = {{"sc_kernel_wait"}, 1, sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1},
+    [SC_PROGRAM_P2P] = {{"sc_kernel_p2p"}, 1, offsetof(sc_p2p_args_t, ops), SC_CUDA_ARGS_UPTO,
                         SC_CUDA_THREADS},
-    [SC_PROGRAM_COLL] = {"sc_kernel_coll", sizeof(sc_coll_args_t), SC_CUDA_ARGS_EXACT,
+    /* In the order of the SC_COLL_PATH_* bits. */
+    [SC_PROGRAM_COLL] = {{"sc_kernel_coll_windows", "sc_kernel_coll_ll", "sc_kernel_coll_split",
+                          "sc_kernel_coll_oneshot", "sc_kernel_coll_twoshot",
+                          "sc_kernel_coll_broadcast", "sc_kernel_coll_direct"},
+                         SC_COLL_PATH_COUNT,
+                         sizeof(sc_coll_args_t),
+                         SC_CUDA_ARGS_EXACT,
                          SC_CUDA_THREADS},
     /* Its leader alone works: the data never passes through the device. */
-    [SC_PROGRAM_NET] = {"sc_kernel_net", offsetof(sc_net_args_t, ops), SC_CUDA_ARGS_UPTO, 32},
-    [SC_PROGRAM_REDUCE] = {"sc_kernel_reduce", sizeof(sc_reduce_args_t), SC_CUDA_ARGS_EXACT,
+    [SC_PROGRAM_NET] = {{"sc_kernel_net"}, 1, offsetof(sc_net_args_t, ops), SC_CUDA_ARGS_UPTO, 32},
+    [SC_PROGRAM_REDUCE] = {{"sc_kernel_reduce"}, 1, sizeof(sc_reduce_args_t), SC_CUDA_ARGS_EXACT,
                            SC_CUDA_THREADS},
 };
 
@@ -28,7 +34,7 @@ static const char *const sc_cuda_program_names[SC_PROGRAM_COUNT] = {
 };
 
 const sc_cuda_program_t *sc_cuda_program(sc_program_t program) {
-  if ((unsigned)program >= SC_PROGRAM_COUNT || sc_cuda_programs[program].kernel == NULL)
+  if ((unsigned)program >= SC_PROGRAM_COUNT || sc_cuda_programs[program].kernel[0] == NULL)
     return NULL;
   return &sc_cuda_programs[program];
 }
@@ -37,4 +43,15 @@ const char *sc_cuda_program_name(sc_program_t program) {
   if ((unsigned)program >= SC_PROGRAM_COUNT || sc_cuda_program_names[program] == NULL)
     return "unknown";
   return sc_cuda_program_names[program];
+}
+
+int sc_cuda_program_variant(sc_program_t program, const void *args) {
+  if (program != SC_PROGRAM_COLL)
+    return 0;
+  const sc_coll_args_t *a = args;
+  uint32_t path = sc_coll_path(a->algo, a->kind);
+  int v = 0;
+  while (v < SC_COLL_PATH_COUNT - 1 && (path >> v & 1) == 0)
+    v++;
+  return v;
 }

@@ -48,15 +48,23 @@ static bool shim_unregister(ncclComm_t comm) {
   return found;
 }
 
+/* Whether memory allocated through c may stand for memory of a device c is
+ * not on: that of a simulated GPU is the process's own, and with no CUDA
+ * device current the caller named none. */
+static bool shim_comm_serves_any(ncclComm_t c, int device) { return device < 0 || !c->cuda; }
+
 ncclComm_t shim_comm_any(int device) {
   ncclComm_t any = NULL, on = NULL;
   pthread_mutex_lock(&shim_registry_lock);
   /* The oldest (the registry is newest first): the buffer outlives it anyway,
-   * so any would do; the oldest keeps the choice stable. */
+   * so any would do; the oldest keeps the choice stable. A GPU's memory is
+   * never made on another GPU, as NCCL's is made on the current one. */
   for (ncclComm_t c = shim_registry; c != NULL; c = c->next)
     if (atomic_load(&c->state) == SHIM_READY) {
-      any = c;
-      on = c->device == device ? c : on;
+      if (c->device == device)
+        on = c;
+      else if (shim_comm_serves_any(c, device))
+        any = c;
     }
   pthread_mutex_unlock(&shim_registry_lock);
   return on != NULL ? on : any;

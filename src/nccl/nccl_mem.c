@@ -12,18 +12,23 @@
 #include "shim.h"
 
 SHIM_API ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
-  if (ptr == NULL || size == 0)
-    return shim_fail(ncclInvalidArgument, "ncclMemAlloc: %zu bytes into %p", size, (void *)ptr);
+  if (ptr == NULL)
+    return shim_fail(ncclInvalidArgument, "ncclMemAlloc: the output pointer is NULL");
+  if (size == 0)
+    return shim_fail(ncclInvalidArgument, "ncclMemAlloc: a size of 0 bytes (ask for 1 or more)");
   ncclComm_t comm = shim_comm_any(shim_current_device());
   if (comm == NULL)
     return shim_fail(ncclInvalidUsage,
                      "ncclMemAlloc: symcomm allocates window memory through a communicator; make "
-                     "one (ncclCommInitRank) on this device first");
+                     "one (ncclCommInitRank) on this device (CUDA device %d) first",
+                     shim_current_device());
   return shim_result(symcomm_mem_alloc(comm->sc, size, ptr), comm->sc);
 }
 SHIM_PROFILED(ncclMemAlloc);
 
 SHIM_API ncclResult_t ncclMemFree(void *ptr) {
+  if (ptr == NULL) /* nothing, as NCCL's (cudaFree(NULL)) and free(NULL) */
+    return ncclSuccess;
   symcomm_result_t res = symcomm_mem_free(NULL, ptr);
   if (res == SYMCOMM_ERR_INVALID_ARGUMENT)
     return shim_fail(ncclInvalidArgument,

@@ -107,8 +107,8 @@ void shim_comm_run_init(ncclComm_t comm);
 ncclResult_t shim_comm_start(ncclComm_t comm);
 ncclResult_t shim_comm_wait(ncclComm_t comm);
 /* The oldest ready communicator of this process on `device` if one is, else
- * the oldest ready one, else NULL: what ncclMemAlloc reaches the device
- * through. */
+ * (on simulated GPUs, or with device -1) the oldest ready one, else NULL:
+ * what ncclMemAlloc reaches the device through. */
 ncclComm_t shim_comm_any(int device);
 /* The caller's current CUDA device where the process has a CUDA runtime, else -1. */
 int shim_current_device(void);

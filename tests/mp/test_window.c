@@ -283,6 +283,10 @@ static void test_life(void) {
   TEST_EXPECT_RESULT(symcomm_mem_free(NULL, buf), SYMCOMM_ERR_INVALID_ARGUMENT);
   TEST_ASSERT(test_contains(symcomm_last_error(NULL), "is not a buffer from symcomm_mem_alloc"),
               "%s", symcomm_last_error(NULL));
+  /* Every rank refuses at once, before the collective part: nobody waits. */
+  TEST_EXPECT_RESULT(symcomm_window_register(split, buf, 4096, &win), SYMCOMM_ERR_INVALID_ARGUMENT);
+  TEST_ASSERT(test_contains(symcomm_last_error(split), "is not inside one buffer"), "%s",
+              symcomm_last_error(split));
   void *mine = NULL, *kept = NULL;
   TEST_OK(symcomm_mem_alloc(split, cap, &mine));
   TEST_EXPECT_RESULT(symcomm_mem_free(split, (char *)mine + 64), SYMCOMM_ERR_INVALID_ARGUMENT);

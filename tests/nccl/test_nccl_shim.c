@@ -489,8 +489,13 @@ static void test_memory_outlives(ncclComm_t comm) {
                 "all-reduce in the window after the allocating communicator's destroy");
   NCCL_REFUSED(ncclInvalidUsage, "window", ncclMemFree(mem));
   NCCL_OK(ncclCommWindowDeregister(later, win));
+  NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree((char *)mem + 8));
   NCCL_OK(ncclMemFree(mem));
   NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree(mem));
+  /* NULL frees nothing, as NCCL's (cudaFree(NULL)) and free(NULL) do. */
+  NCCL_OK(ncclMemFree(NULL));
+  NCCL_REFUSED(ncclInvalidArgument, "size of 0", ncclMemAlloc(&mem, 0));
+  NCCL_REFUSED(ncclInvalidArgument, "output pointer", ncclMemAlloc(NULL, 64));
   NCCL_OK(ncclCommDestroy(later));
 }
 

@@ -418,7 +418,9 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
   }
 }
 
-/* A collective, on a kernel that holds the paths `paths` (a constant). */
+/* A collective, on a kernel that holds the paths `paths`: a constant on
+ * CUDA; on the simulated backend the one path whose kernel the CUDA backend
+ * would pick. A call whose path is not among them fails (BAD_ARGS). */
 SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err,
                                   uint32_t paths) {
   /* The counters first, read while the descriptor that the check below
@@ -488,10 +490,6 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
   sc_dev_sync(ctx);
   if (sc_dev_leader(ctx))
     sc_coll_finish(ctx, &run, seq, why);
-}
-
-SC_DEV_FN void sc_dev_coll_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
-  sc_dev_coll_run_on(ctx, a, err, SC_COLL_PATHS_ALL);
 }
 
 /* A launch queued on a stream that stopped before it ran (the simulated

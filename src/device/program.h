@@ -143,7 +143,6 @@ typedef enum sc_coll_algo {
 #define SC_COLL_PATH_BROADCAST (1u << 5)
 #define SC_COLL_PATH_DIRECT (1u << 6) /* all-gather, reduce-scatter, all-to-all */
 #define SC_COLL_PATH_COUNT 7
-#define SC_COLL_PATHS_ALL ((1u << SC_COLL_PATH_COUNT) - 1)
 
 /* For the host (which launches the path's kernel) and the device alike. */
 #ifdef __CUDACC__
@@ -166,6 +165,16 @@ SC_PROGRAM_FN uint32_t sc_coll_path(int32_t algo, int32_t kind) {
   if (kind == SC_COLL_REDUCE)
     return SC_COLL_PATH_ONESHOT;
   return kind == SC_COLL_BROADCAST ? SC_COLL_PATH_BROADCAST : SC_COLL_PATH_DIRECT;
+}
+
+/* The number of a path's bit: which of the CUDA backend's COLL kernels runs
+ * the call (cuda_programs.c), and the one path the simulated backend lets a
+ * call run on, so that this choice is exercised without a GPU. */
+SC_PROGRAM_FN int sc_coll_path_index(uint32_t path) {
+  int v = 0;
+  while (v < SC_COLL_PATH_COUNT - 1 && (path >> v & 1) == 0)
+    v++;
+  return v;
 }
 
 /* The LL protocol (device/coll_ll.h). A line is 16 bytes: two words of 4

@@ -49,9 +49,5 @@ int sc_cuda_program_variant(sc_program_t program, const void *args) {
   if (program != SC_PROGRAM_COLL)
     return 0;
   const sc_coll_args_t *a = args;
-  uint32_t path = sc_coll_path(a->algo, a->kind);
-  int v = 0;
-  while (v < SC_COLL_PATH_COUNT - 1 && (path >> v & 1) == 0)
-    v++;
-  return v;
+  return sc_coll_path_index(sc_coll_path(a->algo, a->kind));
 }

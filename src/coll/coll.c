@@ -59,13 +59,15 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
     }
     bool known = (kind == SC_COLL_ALLREDUCE &&
                   (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_TWOSHOT || algo == SC_ALGO_LL)) ||
-                 (kind == SC_COLL_BROADCAST && (algo == SC_ALGO_DIRECT || algo == SC_ALGO_SPLIT)) ||
+                 (kind == SC_COLL_BROADCAST &&
+                  (algo == SC_ALGO_DIRECT || algo == SC_ALGO_SPLIT || algo == SC_ALGO_LL)) ||
+                 (kind == SC_COLL_ALLGATHER && (algo == SC_ALGO_DIRECT || algo == SC_ALGO_LL)) ||
                  (kind == SC_COLL_REDUCE && (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_SPLIT));
     if (!known)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                       "SYMCOMM_ALGO='%s': '%s%s%s' is not an algorithm symcomm has (allreduce=oneshot, "
-                      "allreduce=twoshot, allreduce=ll, broadcast=direct, broadcast=split, "
-                      "reduce=oneshot or reduce=split)",
+                      "allreduce=twoshot, allreduce=ll, allgather=direct, allgather=ll, "
+                      "broadcast=direct, broadcast=split, broadcast=ll, reduce=oneshot or reduce=split)",
                       spec, tok, eq != NULL ? "=" : "", eq != NULL ? eq + 1 : "");
     c->forced[kind] = algo;
   }

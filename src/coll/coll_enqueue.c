@@ -55,10 +55,22 @@ static sc_coll_algo_t sc_coll_allreduce_algo(const sc_coll_t *c, size_t total) {
 #define SC_COLL_SPLIT_BROADCAST_MIN ((size_t)4 << 20)
 #define SC_COLL_SPLIT_REDUCE_MIN ((size_t)8 << 20)
 
+/* All-gather and broadcast by LL while each rank's part (`one` bytes) fits
+ * its LL region, as all-reduce: no barrier. SYMCOMM_ALGO's `ll` for them
+ * applies where it fits, its `direct` turns it off. */
+static bool sc_coll_ll_takes(const sc_coll_t *c, sc_coll_kind_t kind, size_t one) {
+  sc_coll_algo_t algo = c->forced[kind];
+  return (algo == SC_ALGO_AUTO || algo == SC_ALGO_LL) && c->ll_max > 0 && one <= c->ll_max;
+}
+
 static sc_coll_algo_t sc_coll_rooted_algo(const sc_coll_t *c, sc_coll_kind_t kind, size_t total) {
   bool reduce = kind == SC_COLL_REDUCE;
   sc_coll_algo_t whole = reduce ? SC_ALGO_ONESHOT : SC_ALGO_DIRECT;
   sc_coll_algo_t algo = c->forced[kind];
+  if (!reduce && sc_coll_ll_takes(c, kind, total))
+    return SC_ALGO_LL;
+  if (algo == SC_ALGO_LL)
+    algo = SC_ALGO_AUTO; /* too large for LL: as if not forced */
   if (c->view->nranks < 2) /* nobody to split among */
     return whole;
   if (algo != SC_ALGO_AUTO)
@@ -126,10 +138,13 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     }
   } else if (call->kind == SC_COLL_REDUCE || call->kind == SC_COLL_BROADCAST) {
     algo = sc_coll_rooted_algo(c, call->kind, total);
+  } else if (call->kind == SC_COLL_ALLGATHER && sc_coll_ll_takes(c, call->kind, one)) {
+    algo = SC_ALGO_LL;
   }
   sc_coll_log_choice(c, call->kind, algo, total);
   a->algo = (int32_t)algo;
-  launch->blocks = algo == SC_ALGO_LL ? sc_coll_ll_blocks(c, total) : sc_coll_blocks(c, total);
+  /* LL: by the bytes each rank pushes (all-gather: its part). */
+  launch->blocks = algo == SC_ALGO_LL ? sc_coll_ll_blocks(c, one) : sc_coll_blocks(c, total);
   /* Ranks that chose differently (their own SYMCOMM_ALGO, threshold or
    * blocks, or buffers that are windows on some ranks only) must not run
    * different steps against each other. */

@@ -181,7 +181,7 @@ SC_DEV_FN int sc_coll_barrier_open(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
 }
 
 /* At a call's first barrier (seq: the call's number), a rank that has not
- * arrived but pushed the LL tag line of this call runs the LL all-reduce
+ * arrived but pushed the LL tag line of this call runs an LL collective
  * where this rank runs another collective: DISAGREE, with its tag. */
 SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e, uint64_t seq,
                                 uint64_t tag, sc_dev_error_t *err) {

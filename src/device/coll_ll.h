@@ -1,20 +1,26 @@
-/* The LL all-reduce (SC_ALGO_LL), for small sizes, where the round trips of
- * a barrier cost more than moving the data. Included by device/coll.h.
+/* The LL protocol (SC_ALGO_LL) of all-reduce, all-gather and broadcast, for
+ * small sizes, where the round trips of a barrier cost more than moving the
+ * data. Included by device/coll.h.
  *
- * Every rank pushes its input to every peer, 8 bytes to a 16-byte line (each
- * 4 data bytes in one word with the call's flag: sc_dev_ll_store), into its
- * own part of the peer's LL region; then it waits for each line of each peer
- * to carry the flag, and reduces the lines in rank order, its own from its
- * input. No barrier and no fence: a word whose flag is the call's holds the
- * call's data, because flag and data travel in one store.
+ * Every rank (a broadcast: its root alone) pushes its input to every peer, 8
+ * bytes to a 16-byte line (each 4 data bytes in one word with the call's
+ * flag: sc_dev_ll_store), into its own part of the peer's LL region; then it
+ * waits for each line it needs (every peer's; a broadcast's: the root's) to
+ * carry the flag, and reduces the lines in rank order, its own from its input
+ * (all-gather: puts each rank's line in that rank's block of the output;
+ * broadcast: the root's line in the output). No barrier and no fence: a word
+ * whose flag is the call's holds the call's data, because flag and data
+ * travel in one store.
  *
  * Calls alternate halves of the region, by the call's number (the rank's
  * count of collectives, which every rank advances alike). Rank p writes into
  * half h of rank q again two calls later: p has then finished the call in
  * between, which needed q's lines of it, which q pushed only once it had
  * finished the call that read half h (a launch starts when the one before it
- * on the stream ended). The flag, the call's number plus one, tells this
- * call's lines from those of two calls before.
+ * on the stream ended). The call in between needed q's tag line at least,
+ * which every rank pushes and waits for, also in a broadcast. The flag, the
+ * call's number plus one, tells this call's lines from those of two calls
+ * before.
  *
  * The tag: the leader of block b pushes the call's tag in tag line b to every
  * peer before the data, and checks every peer's before any thread waits for
@@ -126,24 +132,24 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
   }
 }
 
-/* Line l of every peer, in w (w[me] untouched): first one load of each, all
- * in flight at once, then a wait for those not there yet. 0, or SC_LL_WHY
- * of the first failed wait. */
+/* Line l of every peer (of rank `only` alone when it is not -1), in w
+ * (w[me] untouched): first one load of each, all in flight at once, then a
+ * wait for those not there yet. 0, or SC_LL_WHY of the first failed wait. */
 SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint64_t l,
-                           uint32_t flag, uint64_t *w) {
+                           uint32_t flag, uint64_t *w, int only) {
   const sc_coll_desc_t *d = run->d;
   uint64_t w0[SC_LL_MAX_RANKS], w1[SC_LL_MAX_RANKS];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
   for (int r = 0; r < SC_LL_MAX_RANKS; r++)
-    if (r < d->nranks && r != d->me)
+    if (r < d->nranks && r != d->me && (only < 0 || r == only))
       sc_dev_ll_load(sc_ll_line(d, d->me, h, r, l), &w0[r], &w1[r]);
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
   for (int r = 0; r < SC_LL_MAX_RANKS; r++) {
-    if (r >= d->nranks || r == d->me)
+    if (r >= d->nranks || r == d->me || (only >= 0 && r != only))
       continue;
     if (sc_ll_decode(w0[r], w1[r], flag, &w[r]))
       continue;
@@ -200,7 +206,7 @@ SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uin
                          sc_dev_error_t *err) {
   const sc_coll_desc_t *d = run->d;
   uint64_t tags[SC_LL_MAX_RANKS];
-  int why = sc_ll_gather(ctx, run, h, run->block, flag, tags);
+  int why = sc_ll_gather(ctx, run, h, run->block, flag, tags, -1);
   if (why != 0)
     return why;
   for (int r = 0; r < d->nranks; r++) {
@@ -238,7 +244,9 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     for (int r = 0; r < n; r++)
       if (r != me)
         sc_ll_push(sc_ll_line(d, r, h, me, run->block), a->tag, flag);
-  for (uint64_t l = lo + t; l < hi; l += nt) {
+  /* A broadcast's data comes from the root alone; the others send their tag. */
+  uint64_t pushed = a->kind != SC_COLL_BROADCAST || me == a->root ? hi : lo;
+  for (uint64_t l = lo + t; l < pushed; l += nt) {
     uint64_t v = sc_ll_take(a->sendbuf, l, bytes);
     for (int r = 0; r < n; r++)
       if (r != me)
@@ -260,11 +268,23 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
   const void *srcs[SC_LL_MAX_RANKS];
   for (int r = 0; r < n; r++)
     srcs[r] = &w[r];
+  int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
   for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
-    w[me] = sc_ll_take(a->sendbuf, l, bytes);
-    why = sc_ll_gather(ctx, run, h, SC_COLL_MAX_BLOCKS + l, flag, w);
+    if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
+      w[me] = sc_ll_take(a->sendbuf, l, bytes);
+    if (from != me)
+      why = sc_ll_gather(ctx, run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
     if (why != 0)
       break;
+    if (a->kind == SC_COLL_BROADCAST) {
+      sc_ll_give(a->recvbuf, l, bytes, w[from]);
+      continue;
+    }
+    if (a->kind == SC_COLL_ALLGATHER) { /* each rank's line l into its block of the output */
+      for (int r = 0; r < n; r++)
+        sc_ll_give((char *)a->recvbuf + (uint64_t)r * bytes, l, bytes, w[r]);
+      continue;
+    }
     uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;
     uint64_t count = (left < SC_LL_LINE_DATA ? left : SC_LL_LINE_DATA) / a->elem;
     sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);

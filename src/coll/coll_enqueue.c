@@ -55,9 +55,10 @@ static sc_coll_algo_t sc_coll_allreduce_algo(const sc_coll_t *c, size_t total) {
 #define SC_COLL_SPLIT_BROADCAST_MIN ((size_t)4 << 20)
 #define SC_COLL_SPLIT_REDUCE_MIN ((size_t)8 << 20)
 
-/* All-gather and broadcast by LL while each rank's part (`one` bytes) fits
- * its LL region, as all-reduce: no barrier. SYMCOMM_ALGO's `ll` for them
- * applies where it fits, its `direct` turns it off. */
+/* All-gather, reduce-scatter, all-to-all and broadcast by LL while the part
+ * a rank sends each peer (`one` bytes) fits its LL region, as all-reduce: no
+ * barrier. SYMCOMM_ALGO's `ll` for them applies where it fits, its `direct`
+ * turns it off. */
 static bool sc_coll_ll_takes(const sc_coll_t *c, sc_coll_kind_t kind, size_t one) {
   sc_coll_algo_t algo = c->forced[kind];
   return (algo == SC_ALGO_AUTO || algo == SC_ALGO_LL) && c->ll_max > 0 && one <= c->ll_max;
@@ -138,7 +139,7 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     }
   } else if (call->kind == SC_COLL_REDUCE || call->kind == SC_COLL_BROADCAST) {
     algo = sc_coll_rooted_algo(c, call->kind, total);
-  } else if (call->kind == SC_COLL_ALLGATHER && sc_coll_ll_takes(c, call->kind, one)) {
+  } else if (sc_coll_ll_takes(c, call->kind, one)) { /* all-gather, reduce-scatter, all-to-all */
     algo = SC_ALGO_LL;
   }
   sc_coll_log_choice(c, call->kind, algo, total);

@@ -1,14 +1,15 @@
-/* The LL protocol (SC_ALGO_LL) of all-reduce, all-gather and broadcast, for
- * small sizes, where the round trips of a barrier cost more than moving the
- * data. Included by device/coll.h.
+/* The LL protocol (SC_ALGO_LL) of every collective but reduce, for small
+ * sizes, where the round trips of a barrier cost more than moving the data.
+ * Included by device/coll.h.
  *
- * Every rank (a broadcast: its root alone) pushes its input to every peer, 8
- * bytes to a 16-byte line (each 4 data bytes in one word with the call's
- * flag: sc_dev_ll_store), into its own part of the peer's LL region; then it
- * waits for each line it needs (every peer's; a broadcast's: the root's) to
- * carry the flag, and reduces the lines in rank order, its own from its input
- * (all-gather: puts each rank's line in that rank's block of the output;
- * broadcast: the root's line in the output). No barrier and no fence: a word
+ * Every rank (a broadcast: its root alone) pushes its input (reduce-scatter
+ * and all-to-all: block r of it to rank r) to every peer, 8 bytes to a
+ * 16-byte line (each 4 data bytes in one word with the call's flag:
+ * sc_dev_ll_store), into its own part of the peer's LL region; then it waits
+ * for each line it needs (every peer's; a broadcast's: the root's) to carry
+ * the flag, and reduces the lines in rank order, its own from its input
+ * (all-gather and all-to-all: puts each rank's line in that rank's block of
+ * the output; broadcast: the root's line in the output). No barrier and no fence: a word
  * whose flag is the call's holds the call's data, because flag and data
  * travel in one store.
  *
@@ -244,13 +245,19 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     for (int r = 0; r < n; r++)
       if (r != me)
         sc_ll_push(sc_ll_line(d, r, h, me, run->block), a->tag, flag);
-  /* A broadcast's data comes from the root alone; the others send their tag. */
+  /* A broadcast's data comes from the root alone; the others send their tag.
+   * Reduce-scatter and all-to-all send rank r block r of their input. */
   uint64_t pushed = a->kind != SC_COLL_BROADCAST || me == a->root ? hi : lo;
+  int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
   for (uint64_t l = lo + t; l < pushed; l += nt) {
-    uint64_t v = sc_ll_take(a->sendbuf, l, bytes);
+    uint64_t v = blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
     for (int r = 0; r < n; r++)
       if (r != me)
-        sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l), v, flag);
+        sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l),
+                   blockwise ? sc_ll_take(SC_COLL_AT(a->sendbuf, (uint64_t)r * a->count, a->elem), l,
+                                          bytes)
+                             : v,
+                   flag);
   }
   sc_dev_sync(ctx);
   if (sc_dev_leader(ctx)) {
@@ -271,7 +278,9 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
   int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
   for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
     if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
-      w[me] = sc_ll_take(a->sendbuf, l, bytes);
+      w[me] = sc_ll_take(blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)me * a->count, a->elem)
+                                   : a->sendbuf,
+                         l, bytes);
     if (from != me)
       why = sc_ll_gather(ctx, run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
     if (why != 0)
@@ -280,7 +289,8 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
       sc_ll_give(a->recvbuf, l, bytes, w[from]);
       continue;
     }
-    if (a->kind == SC_COLL_ALLGATHER) { /* each rank's line l into its block of the output */
+    if (a->kind == SC_COLL_ALLGATHER || a->kind == SC_COLL_ALLTOALL) {
+      /* each rank's line l into its block of the output */
       for (int r = 0; r < n; r++)
         sc_ll_give((char *)a->recvbuf + (uint64_t)r * bytes, l, bytes, w[r]);
       continue;

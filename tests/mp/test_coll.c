@@ -183,7 +183,10 @@ static void case_enqueue(coll_case_t *c, symcomm_comm_t on, symcomm_stream_t s) 
   case K_ALLREDUCE: TEST_OK(symcomm_allreduce(in, out, c->count, c->t, c->op, on, s)); break;
   case K_REDUCE: TEST_OK(symcomm_reduce(in, out, c->count, c->t, c->op, c->root, on, s)); break;
   case K_REDUCESCATTER: TEST_OK(symcomm_reducescatter(in, out, c->count, c->t, c->op, on, s)); break;
-  case K_BROADCAST: TEST_OK(symcomm_broadcast(in, out, c->count, c->t, c->root, on, s)); break;
+  case K_BROADCAST: /* other ranks' sendbuf may be NULL: nothing reads it */
+    TEST_OK(symcomm_broadcast(rank == c->root || c->inplace ? in : NULL, out, c->count, c->t, c->root,
+                              on, s));
+    break;
   case K_ALLGATHER: TEST_OK(symcomm_allgather(in, out, c->count, c->t, on, s)); break;
   case K_ALLTOALL: TEST_OK(symcomm_alltoall(in, out, c->count, c->t, on, s)); break;
   default: TEST_ASSERT(0);
@@ -561,7 +564,7 @@ static void test_mismatch(void) {
 
 /* Ranks that run different protocols for one call: the LL all-reduce on
  * every rank but the last, which calls a broadcast ("bcast") or an
- * all-reduce too large for LL ("limit"), both through barriers. Each side
+ * all-reduce ("limit") too large for LL, both through barriers. Each side
  * finds the other's tag (the LL rank's tag line, the barrier rank's arrival
  * and tag), so every rank fails at once with "disagree", not at the
  * timeout. */
@@ -574,7 +577,7 @@ static void test_mismatch_protocols(const char *how) {
   if (!last)
     r = symcomm_allreduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
   else if (strcmp(how, "bcast") == 0)
-    r = symcomm_broadcast(a, b, small, SYMCOMM_INT32, 0, comm, stream);
+    r = symcomm_broadcast(a, b, large, SYMCOMM_INT32, 0, comm, stream); /* above LL */
   else
     r = symcomm_allreduce(a, b, large, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
   if (r == SYMCOMM_OK)

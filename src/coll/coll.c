@@ -77,6 +77,10 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
   return SYMCOMM_OK;
 }
 
+sc_coll_sync_t *sc_coll_sync_of(const sc_coll_t *c, int r) {
+  return (sc_coll_sync_t *)(void *)((char *)c->scratch->peer[r] + 4 * c->area);
+}
+
 /* The descriptor every launch points to: where each rank's scratch and sync
  * block are mapped here, and what bounds the waits. */
 static void sc_coll_describe(const sc_coll_t *c, sc_coll_desc_t *d) {
@@ -87,7 +91,7 @@ static void sc_coll_describe(const sc_coll_t *c, sc_coll_desc_t *d) {
   d->area = c->area;
   for (int r = 0; r < v->nranks; r++) {
     d->scratch[r] = c->scratch->peer[r];
-    d->sync[r] = (sc_coll_sync_t *)(void *)((char *)c->scratch->peer[r] + 4 * c->area);
+    d->sync[r] = sc_coll_sync_of(c, r);
   }
   d->state = c->state;
   d->failed = c->failed;

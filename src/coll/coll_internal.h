@@ -21,6 +21,9 @@ struct sc_coll {
   sc_event_t *order;      /* marks the last collective's end on its stream */
 };
 
+/* Rank r's sync block (after the four areas of its scratch), as mapped here. */
+sc_coll_sync_t *sc_coll_sync_of(const sc_coll_t *c, int r);
+
 /* Logs the algorithm chosen: the first time for this kind at INFO, every time at TRACE. */
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes);
 

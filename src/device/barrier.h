@@ -59,18 +59,23 @@ SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
   return -1;
 }
 
+/* Whether mark m says its rank timed out waiting for rank me. */
+SC_DEV_FN int sc_coll_mark_waits_for(uint64_t m, int me) {
+  /* Whoever timed out (sc_dev_relay_pack's `named` field, bits 24-47, left
+   * out of the comparison), waiting for rank me. */
+  uint64_t want = sc_dev_relay_pack(SC_RELAY_TIMED_OUT, -1, me), named = 0xffffffull << 24;
+  return (m & ~named) == want;
+}
+
 /* A rank that timed out waiting for this one (its mark names this rank as
  * the one it waited for), with its mark; -1 if none did. All marks are
  * loaded at once: it runs at every barrier. */
 SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, uint64_t *mark) {
   const sc_coll_sync_t *mine = d->sync[d->me];
-  /* Whoever timed out (sc_dev_relay_pack's `named` field, bits 24-47, left
-   * out of the comparison), waiting for this rank. */
-  uint64_t want = sc_dev_relay_pack(SC_RELAY_TIMED_OUT, -1, d->me), named = 0xffffffull << 24;
   int found = -1;
   for (int s = d->nranks - 1; s >= 0; s--) {
     uint64_t m = sc_dev_load_poll(&mine->fail[s]);
-    if ((m & ~named) == want) {
+    if (sc_coll_mark_waits_for(m, d->me)) {
       found = s;
       *mark = m;
     }

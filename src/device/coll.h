@@ -136,8 +136,6 @@ SC_DEV_FN void sc_coll_reduce(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, void 
 
 #define SC_COLL_AT(p, i, elem) ((char *)(p) + (uint64_t)(i) * (elem))
 
-#include "device/coll_ll.h"
-
 /* A round of a call as a block sees it: where its chunk starts, the block's
  * slice of it, and the half of the scratch it uses. */
 typedef struct sc_coll_round {
@@ -419,11 +417,17 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
   }
 }
 
+#include "device/coll_ll.h" /* after sc_coll_args_ok and sc_coll_finish, which it uses */
+
 /* A collective, on a kernel that holds the paths `paths`: a constant on
  * CUDA; on the simulated backend the one path whose kernel the CUDA backend
  * would pick. A call whose path is not among them fails (BAD_ARGS). */
 SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err,
                                   uint32_t paths) {
+  if (paths == SC_COLL_PATH_LL) { /* its own start and end (coll_ll.h) */
+    sc_coll_ll_call(ctx, a, err);
+    return;
+  }
   /* The counters first, read while the descriptor that the check below
    * needs is on its way (a chain of dependent loads is what a small call
    * waits for). */
@@ -472,8 +476,6 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
     /* Each test of `paths` is a constant: the paths left out are no code. */
     if (path == SC_COLL_PATH_WINDOWS && (paths & SC_COLL_PATH_WINDOWS))
       why = sc_coll_windows(ctx, &run, err);
-    else if (path == SC_COLL_PATH_LL && (paths & SC_COLL_PATH_LL))
-      why = sc_coll_ll(ctx, &run, err);
     else if (path == SC_COLL_PATH_SPLIT && (paths & SC_COLL_PATH_SPLIT))
       why = sc_coll_split(ctx, &run, err);
     else if (path == SC_COLL_PATH_ONESHOT && (paths & SC_COLL_PATH_ONESHOT))

@@ -23,12 +23,14 @@
  * call's number plus one, tells this call's lines from those of two calls
  * before.
  *
- * The tag: the leader of block b pushes the call's tag in tag line b to every
- * peer before the data, and checks every peer's before any thread waits for
- * data, so that ranks calling different things fail with DISAGREE instead of
- * waiting. A wait gives up as a barrier's does (this communicator stopped, a
- * rank left, no progress for the timeout, another rank's mark), marks the
- * others, and the leader writes the first failure of its block.
+ * The tag: block b pushes the call's tag in tag line b to every peer before
+ * the data, and its last threads check every peer's while the others wait
+ * for data; a wait for a line that is not there yet looks at that peer's
+ * tag line too, so that ranks calling different things fail with DISAGREE
+ * instead of waiting for lines that never come. A wait gives up as a
+ * barrier's does (this communicator stopped, a rank left, no progress for
+ * the timeout, another rank's mark), marks the others, and the leader
+ * writes one failure of its block.
  *
  * The flag repeats after 2^32 - 1 calls, so a line of a half that no call
  * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of
@@ -47,6 +49,9 @@
 /* A failed wait: the error kind and the rank it waited for, in one int that
  * sc_dev_any can pass around. */
 #define SC_LL_WHY(kind, rank) ((kind) | (rank) << 8)
+/* A kind of SC_LL_WHY that is no error kind: the rank's tag line holds
+ * another tag than this call's. */
+#define SC_LL_TAG_DIFFERS 250
 
 SC_DEV_FN uint64_t sc_ll_word(uint32_t data, uint32_t flag) { return (uint64_t)flag << 32 | data; }
 
@@ -88,16 +93,18 @@ SC_DEV_FN void sc_ll_push(uint64_t *line, uint64_t v, uint32_t flag) {
 }
 
 /* Waits until `line`, from rank src, carries `flag`; its 8 data bytes go to
- * *v. 0, or SC_LL_WHY of the failure. Looked at when the bell rang (the
- * simulated backend's marks and arrivals ring it) and every 64 polls:
- * another rank's mark, and src arriving at a barrier of this call, which
- * says it runs another collective than this one (DISAGREE), unless its line
- * is there after all (it arrived at the next call's, having pushed this
- * one's lines first). */
+ * *v. 0, or SC_LL_WHY of the failure. Looked at on the first miss, when the
+ * bell rang (the simulated backend's marks, arrivals and pushes ring it)
+ * and every 64 polls: another rank's mark; src arriving at a barrier of
+ * this call, which says it runs another collective than this one
+ * (DISAGREE), unless its line is there after all (it arrived at the next
+ * call's, having pushed this one's lines first); src's tag line holding
+ * another tag. */
 SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint64_t *line, int src,
                          uint32_t flag, uint64_t *v) {
   const sc_coll_desc_t *d = run->d;
-  sc_coll_sync_t *mine = d->sync[d->me];
+  sc_coll_sync_t *mine = run->a->sync;
+  const uint64_t *tag_line = sc_ll_line(d, d->me, (int)(run->seq % 2), src, run->block);
   uint64_t departed = 0, mark;
   uint32_t polls = 0, last = sc_dev_bell_read(&mine->bell);
   int elsewhere = 0;
@@ -108,20 +115,33 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
     if (elsewhere)
       return SC_LL_WHY(SC_DEV_DISAGREE, src);
     int gone = departed >> src & 1; /* checked after its arrival: it may have left from there */
-    if (gone || seen != last || (++polls & 63) == 0) {
+    /* Also at the first miss: what rang the bell before this wait read it
+     * (a mark, src's tag) would not ring it again. */
+    if (gone || seen != last || (polls++ & 63) == 0) {
       last = seen;
-      int s = sc_coll_marked(d, &mark);
+      /* The loads all in flight at once: the marks, src's arrival at a
+       * barrier of this block, src's tag line. */
+      uint64_t marks = 0, tw0, tw1, theirs;
+      for (int s = 0; s < d->nranks; s++)
+        marks |= sc_dev_load_poll(&mine->fail[s]);
+      uint64_t arrived = sc_dev_load_poll(&mine->arrive[run->block][src]);
+      sc_dev_ll_load(tag_line, &tw0, &tw1);
+      int s = marks != 0 ? sc_coll_marked(d, &mark) : -1;
       if (s >= 0) {
         sc_dev_acquire(); /* what the marking rank saw: the line, if it came */
         if (sc_ll_read(line, flag, v))
           return 0;
         return SC_LL_WHY(SC_DEV_COLL_FAILED, s);
       }
-      if (sc_dev_load_poll(&mine->arrive[run->block][src]) > run->epoch) {
+      if (arrived > run->epoch) {
         sc_dev_acquire(); /* then one more look at the line */
         elsewhere = 1;
         continue;
       }
+      /* src runs another call of this number, whose lines may never
+       * include this one: its tag line says so. */
+      if (sc_ll_decode(tw0, tw1, flag, &theirs) && theirs != run->a->tag)
+        return SC_LL_WHY(SC_LL_TAG_DIFFERS, src);
       if (gone)
         return SC_LL_WHY(SC_DEV_PEER_LEFT, src);
     }
@@ -199,58 +219,121 @@ SC_DEV_FN int sc_ll_heard(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int s, sc
   return why;
 }
 
-/* The leader: every peer's tag line of this block, compared with the call's.
- * 0, SC_LL_WHY of a failed wait, or SC_LL_FILLED: a tag differs (err
- * filled). */
-#define SC_LL_FILLED (-1)
-SC_DEV_FN int sc_ll_tags(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint32_t flag,
-                         sc_dev_error_t *err) {
+/* Lines whose wait gave up, a tag that differs (SC_LL_WHY's kind): the
+ * leader fills err with what happened and, where the failure starts here,
+ * marks the others. Out of line on the GPU: the hot path's code stays
+ * small. */
+SC_DEV_FN void sc_ll_report(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, int why,
+                              sc_dev_error_t *err) {
   const sc_coll_desc_t *d = run->d;
-  uint64_t tags[SC_LL_MAX_RANKS];
-  int why = sc_ll_gather(ctx, run, h, run->block, flag, tags, -1);
-  if (why != 0)
-    return why;
-  for (int r = 0; r < d->nranks; r++) {
-    if (r == d->me)
-      continue;
-    uint64_t theirs = tags[r];
-    if (theirs != run->a->tag) {
-      sc_coll_disagree(d, r, theirs, run->a->tag, err);
-      return SC_LL_FILLED;
-    }
+  int rank = why >> 8;
+  if ((why & 255) == SC_LL_TAG_DIFFERS) {
+    uint64_t w0, w1, theirs = 0;
+    sc_dev_ll_load(sc_ll_line(d, d->me, h, rank, run->block), &w0, &w1);
+    sc_ll_decode(w0, w1, sc_ll_flag(run->seq), &theirs);
+    sc_coll_disagree(d, rank, theirs, run->a->tag, err);
+    return;
   }
-  return 0;
+  sc_ll_fail(ctx, run, why, err);
 }
 
-SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
-  const sc_coll_args_t *a = run->a;
-  const sc_coll_desc_t *d = run->d;
-  int n = d->nranks, me = d->me, h = (int)(run->seq % 2);
-  uint32_t flag = sc_ll_flag(run->seq);
-  uint64_t bytes = a->count * a->elem, lines = (bytes + SC_LL_LINE_DATA - 1) / SC_LL_LINE_DATA;
-  uint64_t lo = sc_coll_cut(lines, run->block, run->blocks);
-  uint64_t hi = sc_coll_cut(lines, run->block + 1, run->blocks);
+/* The call cannot start (found by the checks of sc_coll_ll_call): this
+ * rank's communicator stopped (why), an earlier collective failed here
+ * (broken), or a rank gave up (its mark). The leader fills err; the kind,
+ * shared. */
+SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, uint64_t broken,
+                             sc_dev_error_t *err) {
+  if (sc_dev_leader(ctx)) {
+    uint64_t mark;
+    if (why != 0) /* as at a barrier: do not push, and keep the others out */
+      sc_coll_give_up(ctx, run->d, run->block, run->epoch + 1, why, err);
+    else if (broken != 0) {
+      err->kind = SC_DEV_OUT_OF_STEP;
+      err->a = (int64_t)(broken - 1);
+    }
+    why = err->kind != SC_DEV_OK ? err->kind
+                                 : sc_ll_heard(ctx, run, sc_coll_marked(run->d, &mark), err);
+  }
+  return sc_dev_share(ctx, why);
+}
+
+/* A whole collective on the LL path, from the checks at its start to the
+ * counters at its end (sc_dev_coll_run_on's for the other paths, the same
+ * checks). A small call waits for chains of loads, each link a trip to
+ * memory (to another GPU, to the host), so the steps are arranged for the
+ * fewest links: every load the start needs (the counters, the descriptor,
+ * the marks, the first line of input) is in flight at once, before one
+ * check of them all; the pushes need nothing more; the tag lines are
+ * waited for by other threads than the data. Thread r pushes the tag to
+ * rank r. Nothing here is out of line: with its two failure paths as
+ * __noinline__ functions the kernel's stack frame grew from 368 to 1656
+ * bytes and every call took 10 us more on 4 H200s (docs/PERFORMANCE.md). */
+SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
+  sc_coll_state_t *st = a->state;
+  const sc_coll_sync_t *mine = a->sync;
+  const sc_coll_desc_t *d = a->desc;
+  uint32_t block = sc_dev_block(ctx), blocks = sc_dev_blocks(ctx);
   uint32_t t = sc_dev_thread(ctx), nt = sc_dev_threads(ctx);
-  run->tagged = 1; /* in the tag lines, not at a barrier */
-  /* As at a barrier: a rank that gave up before this one got here never
-   * sent its part of this call; nothing goes out once that is known. */
-  int why = 0;
-  uint64_t mark;
-  if (sc_dev_leader(ctx))
-    why = sc_ll_heard(ctx, run, sc_coll_marked(d, &mark), err);
-  why = sc_dev_share(ctx, why);
-  if (why != 0)
-    return why;
-  if (sc_dev_leader(ctx))
-    for (int r = 0; r < n; r++)
-      if (r != me)
-        sc_ll_push(sc_ll_line(d, r, h, me, run->block), a->tag, flag);
-  /* A broadcast's data comes from the root alone; the others send their tag.
-   * Reduce-scatter and all-to-all send rank r block r of their input. */
+  int counted = st != 0 && mine != 0 && block < SC_COLL_MAX_BLOCKS;
+  uint64_t bytes = a->count * a->elem, lines = (bytes + SC_LL_LINE_DATA - 1) / SC_LL_LINE_DATA;
+  uint64_t lo = sc_coll_cut(lines, block, blocks), hi = sc_coll_cut(lines, block + 1, blocks);
+  /* This thread's first line of input, read first: it is the caller's
+   * buffer of count x elem bytes whatever the checks below find, and its
+   * load is on its way with theirs. (A broadcast's: below, once this rank
+   * is known to be the root; the others may pass no input.) */
+  uint64_t first = lo + t, v0 = 0;
+  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER;
+  if (early && first < hi)
+    v0 = sc_ll_take(a->sendbuf, first, bytes);
+  uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0, marks = 0;
+  if (counted) {
+    seq = sc_dev_load_own(&st->calls);
+    epoch = sc_dev_load_own(&st->block[block].epoch);
+    rounds = sc_dev_load_own(&st->rounds);
+    broken = sc_dev_load_own(&st->broken);
+    for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt) /* the LL path has at most this many ranks */
+      marks |= sc_dev_load_poll(&mine->fail[s]);
+  }
+  if (!counted || sc_coll_path(a->algo, a->kind) != SC_COLL_PATH_LL || !sc_coll_args_ok(a, blocks)) {
+    if (sc_dev_leader(ctx)) {
+      err->kind = SC_DEV_BAD_ARGS;
+      err->a = SC_PROGRAM_COLL;
+    }
+    return;
+  }
+  sc_coll_run_t run;
+  run.a = a;
+  run.d = d;
+  run.block = block;
+  run.blocks = blocks;
+  run.epoch = epoch; /* no barrier moves it: written back as read */
+  run.rounds = rounds;
+  run.round = 0;
+  run.tagged = 1; /* in the tag lines, not at a barrier */
+  run.seq = seq;
+  sc_guard_t guard = d->guard;
+  guard.call = SC_CALL_COLL + a->kind;
+  guard.seq = seq;
+  int why = sc_dev_begin(ctx, &guard);
+  int n = d->nranks, me = d->me, h = (int)(seq % 2);
+  uint32_t flag = sc_ll_flag(seq);
+  /* A broadcast's data comes from the root alone; the others send their
+   * tag. Reduce-scatter and all-to-all send rank r block r of their input. */
   uint64_t pushed = a->kind != SC_COLL_BROADCAST || me == a->root ? hi : lo;
   int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
-  for (uint64_t l = lo + t; l < pushed; l += nt) {
-    uint64_t v = blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
+  if (a->kind == SC_COLL_BROADCAST && first < pushed)
+    v0 = sc_ll_take(a->sendbuf, first, bytes);
+  if (sc_dev_any(ctx, why != 0 || broken != 0 || marks != 0) != 0) {
+    why = sc_ll_refuse(ctx, &run, why, broken, err);
+    if (sc_dev_leader(ctx))
+      sc_coll_finish(ctx, &run, seq, why);
+    return;
+  }
+  for (int r = (int)t; r < n; r += (int)nt)
+    if (r != me)
+      sc_ll_push(sc_ll_line(d, r, h, me, block), a->tag, flag);
+  for (uint64_t l = first; l < pushed; l += nt) {
+    uint64_t v = l == first ? v0 : blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
     for (int r = 0; r < n; r++)
       if (r != me)
         sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l),
@@ -259,30 +342,33 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
                              : v,
                    flag);
   }
-  sc_dev_sync(ctx);
-  if (sc_dev_leader(ctx)) {
-    for (int r = 0; r < n; r++)
-      if (r != me)
-        sc_dev_ring(&d->sync[r]->bell);
-    why = sc_ll_tags(ctx, run, h, flag, err);
-    if (why > 0)
-      sc_ll_fail(ctx, run, why, err);
-  }
-  why = sc_dev_share(ctx, why);
-  if (why != 0)
-    return why;
+  /* After this thread's pushes: a rank asleep on its bell looks again (the
+   * simulated backend; a GPU polls). */
+  for (int r = 0; r < n; r++)
+    if (r != me)
+      sc_dev_ring(&d->sync[r]->bell);
+  /* A rank that timed out waiting for this one's lines reported the call
+   * failed (this rank was stopped before it pushed, say): its mark, read
+   * once the pushes are out, fails the call here too even if every line
+   * comes. */
+  int late = -1;
+  for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt)
+    if (late < 0 && sc_coll_mark_waits_for(sc_dev_load_poll(&mine->fail[s]), me))
+      late = (int)s;
   uint64_t w[SC_LL_MAX_RANKS];
   const void *srcs[SC_LL_MAX_RANKS];
   for (int r = 0; r < n; r++)
     srcs[r] = &w[r];
   int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
-  for (uint64_t l = lo + t; l < hi && why == 0; l += nt) {
+  for (uint64_t l = first; l < hi && why == 0; l += nt) {
     if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
-      w[me] = sc_ll_take(blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)me * a->count, a->elem)
-                                   : a->sendbuf,
-                         l, bytes);
+      w[me] = l == first && !blockwise ? v0
+                                       : sc_ll_take(blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)me * a->count,
+                                                                           a->elem)
+                                                              : a->sendbuf,
+                                                    l, bytes);
     if (from != me)
-      why = sc_ll_gather(ctx, run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
+      why = sc_ll_gather(ctx, &run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
     if (why != 0)
       break;
     if (a->kind == SC_COLL_BROADCAST) {
@@ -300,18 +386,26 @@ SC_DEV_FN int sc_coll_ll(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *
     sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
-  why = sc_dev_any(ctx, why);
-  if (why != 0) {
-    if (sc_dev_leader(ctx))
-      sc_ll_fail(ctx, run, why, err);
-    return why;
+  /* The peers' tags (each went out before its rank's data), checked by the
+   * block's last threads, which a small call gives no lines: their waits
+   * overlap those for the data. */
+  for (uint32_t k = nt - 1 - t; k < (uint32_t)n && why == 0; k += nt) {
+    int r = (int)k;
+    uint64_t theirs;
+    if (r == me)
+      continue;
+    why = sc_ll_gather(ctx, &run, h, block, flag, w, r);
+    theirs = w[r];
+    if (why == 0 && theirs != a->tag)
+      why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
-  /* Every line came, yet a rank timed out waiting for this one's: it
-   * reported the call failed (this rank was stopped before it pushed, say),
-   * so this rank fails it too. */
+  if (why == 0 && late >= 0)
+    why = SC_LL_WHY(SC_DEV_COLL_FAILED, late);
+  why = sc_dev_any(ctx, why);
+  if (why != 0 && sc_dev_leader(ctx))
+    sc_ll_report(ctx, &run, h, why, err);
   if (sc_dev_leader(ctx))
-    why = sc_ll_heard(ctx, run, sc_coll_waited_for_me(d, &mark), err);
-  return sc_dev_share(ctx, why);
+    sc_coll_finish(ctx, &run, seq, why);
 }
 
 #endif

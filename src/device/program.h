@@ -240,6 +240,7 @@ typedef struct sc_coll_args {
   const sc_coll_desc_t *desc;
   sc_coll_state_t *state; /* desc->state: here too, so that a block reads its counters without
                              waiting for the descriptor first */
+  sc_coll_sync_t *sync;   /* desc->sync[desc->me], here too for the same reason (the marks) */
   int32_t kind;  /* sc_coll_kind_t */
   int32_t algo;  /* sc_coll_algo_t */
   int32_t dtype; /* symcomm_dtype_t */

@@ -61,8 +61,13 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   err->why = 0;
 }
 
+/* BOUNDS: the kernel's __launch_bounds__. With SC_CUDA_KERNEL's, ptxas gives a
+ * thread 64 registers: a block takes half an SM's, and computation
+ * beside it keeps the rest. */
 #define SC_CUDA_KERNEL(NAME, PARAM_T, ARGS_T, RUN)                                                 \
-  extern "C" __global__ void __launch_bounds__(SC_CUDA_THREADS)                                    \
+  SC_CUDA_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), NAME, PARAM_T, ARGS_T, RUN)
+#define SC_CUDA_KERNEL_BOUNDED(BOUNDS, NAME, PARAM_T, ARGS_T, RUN)                                 \
+  extern "C" __global__ void BOUNDS                                                                \
       NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
     __shared__ sc_dev_error_t err;                                                                 \
     __shared__ int share;                                                                          \
@@ -98,13 +103,19 @@ SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_
 SC_CUDA_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
 /* A collective: a kernel per path of the program (cuda_programs.c picks
  * the call's), each holding that path's code alone. */
-#define SC_CUDA_COLL_KERNEL(NAME, PATH)                                                            \
+#define SC_CUDA_COLL_KERNEL_BOUNDED(BOUNDS, NAME, PATH)                                            \
   SC_DEV_FN void NAME##_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {    \
     sc_dev_coll_run_on(ctx, a, err, PATH);                                                         \
   }                                                                                                \
-  SC_CUDA_KERNEL(NAME, sc_coll_args_t, sc_coll_args_t, NAME##_run)
+  SC_CUDA_KERNEL_BOUNDED(BOUNDS, NAME, sc_coll_args_t, sc_coll_args_t, NAME##_run)
+#define SC_CUDA_COLL_KERNEL(NAME, PATH)                                                            \
+  SC_CUDA_COLL_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), NAME, PATH)
 SC_CUDA_COLL_KERNEL(sc_kernel_coll_windows, SC_COLL_PATH_WINDOWS)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_ll, SC_COLL_PATH_LL)
+/* LL runs small calls on few blocks (SC_COLL_LL_MAX_BLOCKS): one block an SM
+ * lets ptxas give a thread 128 registers instead of spilling to the stack,
+ * 2 us less per call on 4 H200s (docs/PERFORMANCE.md), at the cost of a
+ * whole SM's registers for each of those few blocks. */
+SC_CUDA_COLL_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS, 1), sc_kernel_coll_ll, SC_COLL_PATH_LL)
 SC_CUDA_COLL_KERNEL(sc_kernel_coll_split, SC_COLL_PATH_SPLIT)
 SC_CUDA_COLL_KERNEL(sc_kernel_coll_oneshot, SC_COLL_PATH_ONESHOT)
 SC_CUDA_COLL_KERNEL(sc_kernel_coll_twoshot, SC_COLL_PATH_TWOSHOT)

@@ -207,14 +207,20 @@ SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e,
  * first barrier: compared with every rank's once all arrived (slots
  * alternate with the epoch's parity: see sc_coll_sync_t), and with the LL
  * tag lines of ranks that do not come (sc_coll_elsewhere, looked at when
- * the bell rang and every 64 polls). 0, or the error kind with err filled
- * (and marked for the others where the failure starts here). */
+ * the bell rang and every 64 polls). `rung`: the bell read before this
+ * block arrived, which its own arrival rings, so that the first miss looks
+ * at those lines too: they may have rung the bell before, and their ranks,
+ * waiting for this one's lines, would not ring it again (the simulated
+ * backend's sleep waits for a ring: this wait would last the timeout). 0,
+ * or the error kind with err filled (and marked for the others where the
+ * failure starts here). */
 SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
-                                   uint64_t e, uint64_t tag, uint64_t seq, sc_dev_error_t *err) {
+                                   uint64_t e, uint64_t tag, uint64_t seq, uint32_t rung,
+                                   sc_dev_error_t *err) {
   int n = d->nranks, me = d->me;
   sc_coll_sync_t *mine = d->sync[me];
   uint64_t departed = 0, mark; /* ranks that left, once a sleep said so */
-  uint32_t polls = 0, last = sc_dev_bell_read(&mine->bell);
+  uint32_t polls = 0, last = rung;
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
     if (sc_coll_all_arrived(d, b, e))

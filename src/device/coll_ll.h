@@ -23,14 +23,18 @@
  * call's number plus one, tells this call's lines from those of two calls
  * before.
  *
- * The tag: block b pushes the call's tag in tag line b to every peer before
+ * The tag: block b pushes the call's tag in tag line b to every peer with
  * the data, and its last threads check every peer's while the others wait
- * for data; a wait for a line that is not there yet looks at that peer's
- * tag line too, so that ranks calling different things fail with DISAGREE
- * instead of waiting for lines that never come. A wait gives up as a
- * barrier's does (this communicator stopped, a rank left, no progress for
- * the timeout, another rank's mark), marks the others, and the leader
- * writes one failure of its block.
+ * for data (one thread a block, as on the simulated backend: after its
+ * data); a wait for a line that is not there yet looks at that peer's tag
+ * line too, so that ranks calling different things fail with DISAGREE
+ * instead of waiting for lines that never come. So a disagreement may be
+ * found once lines of the other call were put in the output: a call that
+ * fails leaves its output undefined (a round of tags before any data wait
+ * took 1.4 us a call on 4 H200s: the trace in docs/PERFORMANCE.md). A wait
+ * gives up as a barrier's does (this communicator stopped, a rank left, no
+ * progress for the timeout, another rank's mark), marks the others, and the
+ * leader writes one failure of its block.
  *
  * The flag repeats after 2^32 - 1 calls, so a line of a half that no call
  * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of
@@ -221,10 +225,9 @@ SC_DEV_FN int sc_ll_heard(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int s, sc
 
 /* Lines whose wait gave up, a tag that differs (SC_LL_WHY's kind): the
  * leader fills err with what happened and, where the failure starts here,
- * marks the others. Out of line on the GPU: the hot path's code stays
- * small. */
+ * marks the others. */
 SC_DEV_FN void sc_ll_report(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, int why,
-                              sc_dev_error_t *err) {
+                            sc_dev_error_t *err) {
   const sc_coll_desc_t *d = run->d;
   int rank = why >> 8;
   if ((why & 255) == SC_LL_TAG_DIFFERS) {
@@ -242,7 +245,7 @@ SC_DEV_FN void sc_ll_report(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, 
  * (broken), or a rank gave up (its mark). The leader fills err; the kind,
  * shared. */
 SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, uint64_t broken,
-                             sc_dev_error_t *err) {
+                           sc_dev_error_t *err) {
   if (sc_dev_leader(ctx)) {
     uint64_t mark;
     if (why != 0) /* as at a barrier: do not push, and keep the others out */
@@ -386,9 +389,8 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
-  /* The peers' tags (each went out before its rank's data), checked by the
-   * block's last threads, which a small call gives no lines: their waits
-   * overlap those for the data. */
+  /* The peers' tags, checked by the block's last threads, which a small
+   * call gives no lines: their waits overlap those for the data. */
   for (uint32_t k = nt - 1 - t; k < (uint32_t)n && why == 0; k += nt) {
     int r = (int)k;
     uint64_t theirs;

@@ -564,16 +564,18 @@ static void test_mismatch(void) {
 
 /* Ranks that run different protocols for one call: the LL all-reduce on
  * every rank but the last, which calls a broadcast ("bcast") or an
- * all-reduce ("limit") too large for LL, both through barriers. Each side
- * finds the other's tag (the LL rank's tag line, the barrier rank's arrival
- * and tag), so every rank fails at once with "disagree", not at the
- * timeout. */
+ * all-reduce ("limit") too large for LL, both through barriers, and comes
+ * late. Each side finds the other's tag (the LL rank's tag line, the
+ * barrier rank's arrival and tag), so every rank fails at once with
+ * "disagree", not at the timeout, also while the others stay. */
 static void test_mismatch_protocols(const char *how) {
   size_t small = 16, large = 20000;
   int32_t *a = tdev_alloc(large * sizeof(int32_t)), *b = tdev_alloc(large * sizeof(int32_t));
   bool last = rank == nranks - 1;
   double t0 = test_now();
   symcomm_result_t r;
+  if (last) /* the LL ranks' tag lines are there (their rings past) before it waits */
+    usleep(200 * 1000);
   if (!last)
     r = symcomm_allreduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
   else if (strcmp(how, "bcast") == 0)
@@ -586,6 +588,13 @@ static void test_mismatch_protocols(const char *how) {
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE && test_contains(why, "disagree"),
               "rank %d (%s): %s after %.1f s: %s", rank, how, symcomm_result_string(r),
               test_now() - t0, why);
+  /* Every rank stays in the communicator until all have failed (a split
+   * needs them all): a rank that leaves would wake the others' waits, which
+   * must find the disagreement without that. */
+  symcomm_comm_t all;
+  TEST_OK(symcomm_comm_split(comm, 0, rank, &all));
+  TEST_OK(symcomm_comm_destroy(all));
+  TEST_ASSERT(test_now() - t0 < 20, "rank %d (%s): failing took %.1f s", rank, how, test_now() - t0);
   tdev_free(a);
   tdev_free(b);
 }

@@ -92,6 +92,12 @@ SC_DEV_FN void sc_ll_give(void *buf, uint64_t l, uint64_t bytes, uint64_t v) {
     p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* What a rank pushes to rank r: block r of its input for reduce-scatter and
+ * all-to-all (blockwise), all of it otherwise. */
+SC_DEV_FN const void *sc_ll_input(const sc_coll_args_t *a, int blockwise, int r) {
+  return blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)r * a->count, a->elem) : a->sendbuf;
+}
+
 SC_DEV_FN void sc_ll_push(uint64_t *line, uint64_t v, uint32_t flag) {
   sc_dev_ll_store(line, sc_ll_word((uint32_t)v, flag), sc_ll_word((uint32_t)(v >> 32), flag));
 }
@@ -340,10 +346,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     for (int r = 0; r < n; r++)
       if (r != me)
         sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l),
-                   blockwise ? sc_ll_take(SC_COLL_AT(a->sendbuf, (uint64_t)r * a->count, a->elem), l,
-                                          bytes)
-                             : v,
-                   flag);
+                   blockwise ? sc_ll_take(sc_ll_input(a, 1, r), l, bytes) : v, flag);
   }
   /* After this thread's pushes: a rank asleep on its bell looks again (the
    * simulated backend; a GPU polls). */
@@ -365,11 +368,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
   for (uint64_t l = first; l < hi && why == 0; l += nt) {
     if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
-      w[me] = l == first && !blockwise ? v0
-                                       : sc_ll_take(blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)me * a->count,
-                                                                           a->elem)
-                                                              : a->sendbuf,
-                                                    l, bytes);
+      w[me] = l == first && !blockwise ? v0 : sc_ll_take(sc_ll_input(a, blockwise, me), l, bytes);
     if (from != me)
       why = sc_ll_gather(ctx, &run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
     if (why != 0)
@@ -393,12 +392,10 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
    * call gives no lines: their waits overlap those for the data. */
   for (uint32_t k = nt - 1 - t; k < (uint32_t)n && why == 0; k += nt) {
     int r = (int)k;
-    uint64_t theirs;
     if (r == me)
       continue;
     why = sc_ll_gather(ctx, &run, h, block, flag, w, r);
-    theirs = w[r];
-    if (why == 0 && theirs != a->tag)
+    if (why == 0 && w[r] != a->tag)
       why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
   if (why == 0 && late >= 0)

@@ -17,48 +17,8 @@ perf() { # name libdir|nccl op
   timeout -k 5 100 $pre build/bin/symcomm-run -n $np --timeout 90 -- build/bin/symcomm-perf $eng -o $o -b 8 -e $E -f 4 -G 1 -n 100 -w 20 -c 1 $EXTRA > $L/$n.log 2>&1
   echo "$n rc=$? ($(el))"
 }
-for mode in "$@"; do
-case $mode in
-A)
-  for rep in $(seq 1 $REPS); do
-    for o in $OPS; do
-      for v in $ENGINES; do
-        n=${v%%:*}; lib=${v#*:}
-        perf ${o}_${n}_$rep $lib $o
-      done
-    done
-  done
-  grep -l "wrong\|FAIL\|rror" $L/*_*_[0-9].log | head
-  grep -h "Out of bounds" $L/*_*_[0-9].log | sort | uniq -c
-  python3 - $L "$ENGINES" <<'PY'
-import sys, glob, re, collections
-L = sys.argv[1]; vs = [e.split(':')[0] for e in sys.argv[2].split()]
-t = collections.defaultdict(dict)
-for f in sorted(glob.glob(L + '/*_*_[0-9].log')):
-    name = f.split('/')[-1][:-4]; op, var, rep = name.rsplit('_', 2)
-    for line in open(f):
-        m = re.match(r'\s+(\d+)\s+\d+\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+\S+\s+\S+\s+(\S+)', line)
-        if m:
-            k = (op, int(m.group(1))); t[k].setdefault(var, []).append(float(m.group(2)))
-print('op bytes ' + ' '.join(vs) + '  (us, best of runs, out-of-place)')
-for k in sorted(t):
-    print(k[0], k[1], ' '.join('%.1f' % min(t[k][v]) if v in t[k] else '-' for v in vs))
-PY
-  ;;
-X) # variants name:libdir:ENV=VAL,ENV=VAL (env applied to the run)
-  for rep in $(seq 1 $REPS); do
-    for o in $OPS; do
-      for v in $XVARS; do
-        n=${v%%:*}; r=${v#*:}; lib=${r%%:*}; ev=${r#*:}
-        if [ "$lib" = nccl ]; then perf ${o}_${n}_$rep nccl $o; continue; fi
-        timeout -k 5 100 env ${ev//,/ } LD_LIBRARY_PATH=$PWD/$lib build/bin/symcomm-run -n $np --timeout 90 -- build/bin/symcomm-perf -o $o -b 8 -e $E -f 4 -G 1 -n 100 -w 20 -c 1 $EXTRA > $L/${o}_${n}_$rep.log 2>&1
-        echo "${o}_${n}_$rep rc=$?"
-      done
-    done
-  done
-  grep -h "Out of bounds" $L/*_*_[0-9].log | sort | uniq -c
-  ENGINES="$XVARS"
-  python3 - $L "$ENGINES" <<'PY'
+summary() { # the best time of each operation, size and engine (names from $1)
+  python3 - $L "$1" <<'PY'
 import sys, glob, re, collections
 L = sys.argv[1]; vs = [e.split(':')[0] for e in sys.argv[2].split()]
 t = collections.defaultdict(dict)
@@ -72,6 +32,35 @@ print('op bytes ' + ' '.join(vs) + '  (us, best of runs, out-of-place)')
 for k in sorted(t):
     print(k[0], k[1], ' '.join('%.1f' % min(t[k][v]) if v in t[k] else '-' for v in vs))
 PY
+}
+for mode in "$@"; do
+case $mode in
+A)
+  for rep in $(seq 1 $REPS); do
+    for o in $OPS; do
+      for v in $ENGINES; do
+        n=${v%%:*}; lib=${v#*:}
+        perf ${o}_${n}_$rep $lib $o
+      done
+    done
+  done
+  grep -l "wrong\|FAIL\|rror" $L/*_*_[0-9].log | head
+  grep -h "Out of bounds" $L/*_*_[0-9].log | sort | uniq -c
+  summary "$ENGINES"
+  ;;
+X) # variants name:libdir:ENV=VAL,ENV=VAL (env applied to the run)
+  for rep in $(seq 1 $REPS); do
+    for o in $OPS; do
+      for v in $XVARS; do
+        n=${v%%:*}; r=${v#*:}; lib=${r%%:*}; ev=${r#*:}
+        if [ "$lib" = nccl ]; then perf ${o}_${n}_$rep nccl $o; continue; fi
+        timeout -k 5 100 env ${ev//,/ } LD_LIBRARY_PATH=$PWD/$lib build/bin/symcomm-run -n $np --timeout 90 -- build/bin/symcomm-perf -o $o -b 8 -e $E -f 4 -G 1 -n 100 -w 20 -c 1 $EXTRA > $L/${o}_${n}_$rep.log 2>&1
+        echo "${o}_${n}_$rep rc=$?"
+      done
+    done
+  done
+  grep -h "Out of bounds" $L/*_*_[0-9].log | sort | uniq -c
+  summary "$XVARS"
   ;;
 B)
   for nb in 1 8 32 132; do

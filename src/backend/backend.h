@@ -61,6 +61,11 @@ typedef struct sc_backend_ops {
   /* All-reduce between 2 ranks runs one-shot at every size: it reads what
    * two-shot reads of the peer, with one barrier fewer (measured on GPUs). */
   bool pair_oneshot;
+  /* ---- send/recv within a host (src/transport/p2p.c): SYMCOMM_P2P_CHUNK_BYTES,
+   * _SLOTS, _LANES and _LANE_BYTES when they are not set */
+  size_t p2p_chunk_bytes;
+  uint32_t p2p_slots, p2p_lanes;
+  size_t p2p_lane_bytes;
 
   /* ---- device */
   /* OK when this backend can run here; else UNSUPPORTED, quietly, with the

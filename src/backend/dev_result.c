@@ -15,6 +15,7 @@ sc_result_t sc_backend_dev_result(const sc_dev_error_t *err) {
   case SC_DEV_P2P_TIMEOUT: return SYMCOMM_ERR_TIMEOUT;
   case SC_DEV_NET_TIMEOUT: return SYMCOMM_ERR_TIMEOUT;
   case SC_DEV_SIZE_MISMATCH:
+  case SC_DEV_P2P_CROSSED: /* launches the caller did not order */
   case SC_DEV_DISAGREE: return SYMCOMM_ERR_INVALID_USAGE; /* the two sides disagree */
   case SC_DEV_OUT_OF_STEP: return SYMCOMM_ERR_INVALID_USAGE; /* a collective after a failed one */
   case SC_DEV_PEER_FAILED:

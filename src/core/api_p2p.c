@@ -114,6 +114,33 @@ static sc_result_t sc_group_add(struct symcomm_comm *comm, struct symcomm_stream
 
 
 
+/* Sends and receives of one pair and direction run in call order, whatever
+ * streams they are queued on (the parts of a message run on several blocks,
+ * which must all be its own launch's, and the n-th send meets the n-th
+ * receive): an op on another stream than the last one of its queue waits for
+ * that stream (an event: legal while a stream is captured, where a query or
+ * a synchronize is not; while either stream is captured there is none, as
+ * for collectives: the caller orders graph launches). */
+static sc_result_t sc_p2p_order(struct symcomm_comm *comm, symcomm_stream_t stream,
+                                const sc_p2p_op_t *ops, int n) {
+  struct symcomm_stream *followed[2 * SC_MAX_LOCAL_RANKS];
+  int nfollowed = 0;
+  sc_result_t res = SYMCOMM_OK;
+  for (int i = 0; i < n && res == SYMCOMM_OK; i++) {
+    struct symcomm_stream **last = &comm->p2p_last_stream[ops[i].kind][ops[i].peer];
+    bool done = *last == NULL || *last == stream;
+    for (int j = 0; j < nfollowed && !done; j++)
+      done = followed[j] == *last;
+    if (!done) {
+      res = sc_stream_follow(*last, stream, sc_p2p_order_event(comm->p2p));
+      followed[nfollowed++] = *last;
+    }
+  }
+  for (int i = 0; i < n && res == SYMCOMM_OK; i++)
+    comm->p2p_last_stream[ops[i].kind][ops[i].peer] = stream;
+  return res;
+}
+
 static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_t dtype, int peer,
                                struct symcomm_comm *comm, symcomm_stream_t stream) {
   const char *call = kind == SC_P2P_SEND ? "symcomm_send" : "symcomm_recv";
@@ -132,6 +159,7 @@ static sc_result_t sc_p2p_post(int kind, void *buf, size_t count, symcomm_dtype_
   size_t args_bytes = 0;
   uint32_t blocks = 0;
   sc_p2p_build(comm->p2p, &op, 1, &args, &args_bytes, &blocks);
+  SC_CHECK(sc_p2p_order(comm, stream, &op, 1));
   return sc_p2p_launch(comm->p2p, stream->stream, &args, args_bytes, blocks);
 }
 
@@ -201,6 +229,8 @@ symcomm_result_t symcomm_group_end(void) {
                    "symcomm_group_end: %d sends and receives with other hosts on one stream; at "
                    "most %d per group and stream (nothing of this batch was queued)",
                    nnet, SC_NET_MAX_OPS);
+    if (r == SYMCOMM_OK && n > 0)
+      r = sc_p2p_order(comm, stream, g->batch, n);
     if (r == SYMCOMM_OK && n > 0)
       r = sc_p2p_launch_group(comm->p2p, stream->stream, g->batch, n, 0, 0);
     if (r == SYMCOMM_OK && nnet > 0)

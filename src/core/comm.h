@@ -96,6 +96,9 @@ struct symcomm_comm {
   sc_coll_hosts_t *coll_hosts;   /* collectives of ranks on several hosts; NULL on one */
   bool coll_broken;              /* a collective was half queued: the ranks are out of step */
   struct symcomm_stream *coll_last_stream; /* where the last collective was queued (may be gone) */
+  /* Where the last send ([SC_P2P_SEND]) to and receive from each local peer
+   * was queued (may be gone): see sc_p2p_order. */
+  struct symcomm_stream *p2p_last_stream[2][SC_MAX_LOCAL_RANKS];
   pthread_mutex_t lock;          /* the lists below */
   sc_window_t *windows;          /* live ones, and freed ones until destroy */
   struct symcomm_stream **used;  /* streams this communicator queued work on */

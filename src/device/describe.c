@@ -151,6 +151,14 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                "this receive from rank %lld expects %lld bytes, but rank %lld sends %lld bytes",
                (long long)err->a, (long long)err->b, (long long)err->a, (long long)err->c);
     return;
+  case SC_DEV_P2P_CROSSED:
+    snprintf(buf, len,
+             "%s #%lld (%lld bytes) %s rank %lld ran at the same time as another launch's %s with "
+             "that rank, which symcomm had not ordered (a CUDA graph launched while other sends "
+             "or receives with that peer run?): order them",
+             err->d == 0 ? "send" : "receive", (long long)err->b, (long long)err->c,
+             err->d == 0 ? "to" : "from", (long long)err->a, err->d == 0 ? "send" : "receive");
+    return;
   case SC_DEV_PEER_FAILED:
     snprintf(buf, len, "the exchange with rank %lld failed earlier (%s %lld); it cannot be used again",
              (long long)err->a, sc_direction(err->d), (long long)err->a);

@@ -1,45 +1,62 @@
 /* The P2P program: a batch of sends and receives between ranks of one host,
- * over each rank's p2p window. Each block of a launch runs the ops of one
- * peer (op.block), its sends and its receives advancing together.
+ * over each rank's p2p window. Each group of `lanes` blocks of a launch runs
+ * the ops of one peer (op.block), its sends and its receives advancing
+ * together; the group's first block is the lead, the others its lanes.
  *
  * Memory. Every rank has a p2p window (mapped by its host's other ranks): a
  * pad, then one staging ring per peer for the data that peer sends it:
- * `slots` chunks of `chunk_bytes`. In rank R's pad, the lines about peer P
- * (index = P's local rank) are:
- *   ready      chunks P has put in R's ring for P       written by P
- *   ack        chunks of R's that P has taken out       written by P
+ * `slots` chunks of `chunk_bytes`, slots / lanes of them for each lane. In
+ * rank R's pad, the lines about peer P (index = P's local rank) are:
+ *   ready[l]   chunks P has put in lane l of R's ring for P   written by P
+ *   ack[l]     chunks of lane l of R's that P has taken out   written by P
  *   cts        receives P has posted for R's sends      written by P
  *   cts_bytes  size of P's newest posted receive         written by P
  *   err_bytes  size of P's send when P refused R's receive   written by P
  *   gave_up    why P marked the pair failed (a relay mark)   written by P
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
- * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets and
- * chunk counters of each pair.
+ * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets, its
+ * lanes' chunk counters and the message in progress of each pair and
+ * direction (sc_p2p_queue_t).
  *
  * A message. The n-th send from S to R that runs meets the n-th receive from
- * S that runs on R: an op takes its number n (`msg`) from the pair's ticket
- * when it starts, so the same arguments launched again exchange the next
- * message. It travels in max(1, ceil(bytes / chunk_bytes)) chunks numbered
- * on from the pair's earlier messages (`base`, the pair's chunk counter,
- * read once the op's turn has come).
+ * S that runs on R: an op's lead takes its number n (`msg`) from the queue's
+ * ticket when it starts, so the same arguments launched again exchange the
+ * next message. It runs in `parts` parts (one per lane_bytes, at most
+ * `lanes`): part p on lane p's block and lane p's share of the ring, in
+ * max(1, ceil(part bytes / chunk_bytes)) chunks numbered on from that lane's
+ * earlier chunks (queue.chunks[p], read once the message's turn has come).
  *   receive: post cts_bytes, then cts = msg + 1 in S's pad (rendezvous); for
- *            each chunk g: wait ready >= g + 1, copy it out of the ring slot
- *            g % slots, set ack = g + 1 in S's pad.
+ *            each chunk g of lane p: wait ready[p] >= g + 1, copy it out of
+ *            the lane's slot, set ack[p] = g + 1 in S's pad.
  *   send:    wait cts >= msg + 1; if cts_bytes differs from this send's size,
  *            put err_bytes and ready |= ERROR in R's pad and fail (R's wait
  *            sees the error and fails too: both sides learn, naming both
- *            sizes); for each chunk g: wait ack >= g + 1 - slots (the slot is
- *            free), copy into R's ring slot g % slots, set ready = g + 1.
+ *            sizes); for each chunk g of lane p: wait ack[p] >= g + 1 - the
+ *            lane's slots (the slot is free), copy into R's slot, set
+ *            ready[p] = g + 1.
  * A receive into a window (its id and offset in the communicator's window
  * table) says so with its size; the send then copies straight into that
- * buffer, once, and raises ready past all of the message's chunks at once.
+ * buffer, once, and raises each lane's ready past its part's chunks at once.
  * Every store that another rank waits for is followed by a ring of that
  * rank's doorbell. Operations on one pair and direction run in number order
  * even from different streams: each first waits for the previous one to
  * finish (sends_done / recvs_done), so the ring's order is never broken.
  * When a block fails, the pairs it left half-done are marked failed on both
  * sides, so that later use fails at once instead of hanging.
+ *
+ * Lanes. A message of one part is the lead's alone. Of several, the lead
+ * publishes it once its turn has come (after the rendezvous, with the
+ * receiver's window buffer for a send) and runs part 0; lane p claims the
+ * queue's lane ticket p as the lead claims its own, so its n-th claim is the
+ * n-th message, waits for that message to be published, checks it is its own
+ * launch's op (launches on one pair and direction that the host did not
+ * order would otherwise mix their parts: SC_DEV_P2P_CROSSED), and runs part
+ * p. Whichever part ends last marks the message done. No block waits for a
+ * later block of its launch (the simulated backend runs them one after
+ * another): lanes wait for their lead, and the host never puts two ops of one
+ * pair and direction in a launch with lanes (the lead's second would wait for
+ * its first's lanes).
  *
  * Threads: the leader claims, waits and stores flags; its verdicts reach the
  * block through sc_dev_share, and all threads copy. */
@@ -50,7 +67,14 @@
 #include "device/runtime.h"
 #include "device/status.h"
 
-enum { SC_P2P_PHASE_CLAIM = 0, SC_P2P_PHASE_ORDER, SC_P2P_PHASE_HANDSHAKE, SC_P2P_PHASE_CHUNKS };
+enum {
+  SC_P2P_PHASE_CLAIM = 0,
+  SC_P2P_PHASE_ORDER,     /* the lead: the previous message of the queue is done */
+  SC_P2P_PHASE_HANDSHAKE, /* the lead: the rendezvous */
+  SC_P2P_PHASE_PUBLISHED, /* a lane: its message is published */
+  SC_P2P_PHASE_CHUNKS,
+  SC_P2P_PHASE_FINISH
+};
 
 /* A block's progress through its ops of one direction (they run one after
  * another), in the program's local variables: never in its arguments. */
@@ -58,8 +82,10 @@ typedef struct sc_p2p_cursor {
   uint32_t op;    /* the current op; nops once none is left */
   uint32_t phase;
   uint64_t msg;   /* its message number (the leader's) */
-  uint64_t base;  /* its first chunk on the pair */
+  uint64_t base;  /* its part's first chunk on the lane */
   uint64_t chunk; /* chunks done */
+  uint64_t at, len; /* its part of the message */
+  uint32_t parts;
   char *direct;   /* send: the receiver's window buffer, when it asked for one */
 } sc_p2p_cursor_t;
 
@@ -72,33 +98,45 @@ SC_DEV_FN uint64_t sc_p2p_share64(sc_dev_ctx_t *ctx, uint64_t v) {
   return (uint64_t)hi << 32 | lo;
 }
 
-/* The first op at or after `from` of this block and kind (nops: none). */
-SC_DEV_FN uint32_t sc_p2p_next(const sc_p2p_args_t *a, uint32_t block, int kind, uint32_t from) {
-  while (from < a->nops && (a->ops[from].block != block || a->ops[from].kind != kind))
+/* The first op at or after `from` of this group and kind (nops: none). */
+SC_DEV_FN uint32_t sc_p2p_next(const sc_p2p_args_t *a, uint32_t group, int kind, uint32_t from) {
+  while (from < a->nops && (a->ops[from].block != group || a->ops[from].kind != kind))
     from++;
   return from;
 }
 
-/* A number for the op starting now on a pair and direction: its ticket,
- * widened to 64 bits against the pair's done counter, which is at most the
- * number (ops finish in number order) and less than 2^32 behind it. */
+/* Which op of the launch a published message is, as far as a lane can tell
+ * (its own op must give the same). */
+SC_DEV_FN uint64_t sc_p2p_print(const sc_p2p_args_t *a, uint32_t i) {
+  const sc_p2p_op_t *op = &a->ops[i];
+  uint64_t h = (uint64_t)(uintptr_t)op->buf * 0x9e3779b97f4a7c15ull;
+  h ^= (op->bytes + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+  h ^= ((uint64_t)i << 40 | (uint64_t)op->window << 8 | op->kind) * 0x94d049bb133111ebull;
+  return h ^ op->offset;
+}
+
+/* A ticket, widened to 64 bits against the queue's done counter, which is
+ * within 2^31 of it (ahead of it only for a lane whose message ended). */
+SC_DEV_FN uint64_t sc_p2p_widen(uint32_t t, uint64_t done) {
+  return done + (uint64_t)(int64_t)(int32_t)(t - (uint32_t)done);
+}
+
+/* A number for the op starting now on a queue: its ticket, widened. */
 SC_DEV_FN uint64_t sc_p2p_claim(uint32_t *tickets, const uint64_t *done) {
   uint32_t t = sc_dev_load32(tickets);
   while (!sc_dev_cas32(tickets, t, t + 1))
     t = sc_dev_load32(tickets);
-  uint64_t d = sc_p2p_count(sc_dev_load(done));
-  return d + (uint32_t)(t - (uint32_t)d);
+  return sc_p2p_widen(t, sc_p2p_count(sc_dev_load(done)));
 }
 
 /* The number the next op of a pair and direction would take (for a
  * sentence: it takes none). */
 SC_DEV_FN uint64_t sc_p2p_peek(const sc_p2p_desc_t *d, const sc_p2p_op_t *op) {
-  const sc_p2p_pair_t *pair = &d->pair[op->peer];
+  const sc_p2p_queue_t *q = &d->pair[op->peer].queue[op->kind];
   const sc_p2p_peer_lines_t *mine = &d->pads[d->local_rank]->peer[op->peer];
   int send = op->kind == SC_P2P_SEND;
   uint64_t done = sc_p2p_count(sc_dev_load(send ? &mine->sends_done.value : &mine->recvs_done.value));
-  uint32_t t = sc_dev_load32(send ? &pair->send_tickets : &pair->recv_tickets);
-  return done + (uint32_t)(t - (uint32_t)done);
+  return sc_p2p_widen(sc_dev_load32(&q->tickets), done);
 }
 
 SC_DEV_FN void sc_p2p_fail(const sc_p2p_desc_t *d, sc_dev_error_t *err, int kind,
@@ -113,19 +151,23 @@ SC_DEV_FN void sc_p2p_fail(const sc_p2p_desc_t *d, sc_dev_error_t *err, int kind
 
 /* Marks a pair and direction that an op left half-done as failed, here and
  * at the peer (atomically: other streams of the pair may store to the same
- * lines), and tells the peer why (`mark`, 0: nothing to relay). */
+ * lines), on every lane, and tells the peer why (`mark`, 0: nothing to
+ * relay). */
 SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark) {
   sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[peer];
   sc_p2p_peer_lines_t *mine = &my_pad->peer[peer];
   sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
+  uint32_t lanes = d->lanes < SC_P2P_MAX_LANES ? d->lanes : SC_P2P_MAX_LANES;
   if (mark != 0)
     sc_dev_store(&theirs->gave_up.value, mark); /* before the marks the peer sees */
   if (kind == SC_P2P_SEND) {
     sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
-    sc_dev_or(&theirs->ready.value, SC_SLOT_ERROR);
+    for (uint32_t l = 0; l < lanes; l++)
+      sc_dev_or(&theirs->ready[l].value, SC_SLOT_ERROR);
   } else {
     sc_dev_or(&mine->recvs_done.value, SC_SLOT_ERROR);
-    sc_dev_or(&theirs->ack.value, SC_SLOT_ERROR);
+    for (uint32_t l = 0; l < lanes; l++)
+      sc_dev_or(&theirs->ack[l].value, SC_SLOT_ERROR);
     sc_dev_or(&theirs->cts.value, SC_SLOT_ERROR);
   }
   sc_dev_ring(&my_pad->bell);
@@ -189,15 +231,16 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
     return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
   if (cts < c->msg + 1)
     return 0;
-  uint64_t want = sc_dev_load(&mine->cts_bytes.value);
+  /* What the receiver stored before cts, which the acquire above made visible. */
+  uint64_t want = sc_dev_load_poll(&mine->cts_bytes.value);
   if (want != op->bytes) {
     sc_dev_store(&theirs->err_bytes.value, op->bytes | SC_SLOT_ERROR);
     sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, c->msg, (int64_t)want);
     return -1; /* the block poisons the pair: the receiver sees ERROR in ready */
   }
-  uint64_t window = sc_dev_load(&mine->cts_window.value);
+  uint64_t window = sc_dev_load_poll(&mine->cts_window.value);
   if (window != 0) {
-    uint64_t offset = sc_dev_load(&mine->cts_offset.value);
+    uint64_t offset = sc_dev_load_poll(&mine->cts_offset.value);
     const sc_dev_window_t *w = window <= SC_MAX_WINDOWS ? &d->windows[window - 1] : 0;
     char *base = w != 0 && w->bytes > 0 && w->peer != 0 ? (char *)w->peer[d->ranks[op->peer]] : 0;
     if (base == 0 || offset > w->bytes || op->bytes > w->bytes - offset) {
@@ -210,11 +253,47 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return 1;
 }
 
+/* A lane waits for its message (leader): published (1, c->direct set for a
+ * send), not yet (0), or failed (-1: the pair failed, or the message
+ * published under its number is another launch's op). */
+SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_queue_t *q,
+                               const sc_p2p_peer_lines_t *mine, const uint64_t *done,
+                               sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+  const sc_p2p_desc_t *d = a->desc;
+  const sc_p2p_op_t *op = &a->ops[c->op];
+  uint64_t go = sc_dev_load(&q->go);
+  int ours = go == c->msg + 1 && sc_dev_load_own(&q->print) == sc_p2p_print(a, c->op);
+  if (ours) {
+    c->direct = (char *)(uintptr_t)sc_dev_load_own(&q->direct);
+    return 1;
+  }
+  uint64_t v = sc_dev_load(done);
+  if (v & SC_SLOT_ERROR)
+    return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+  if (go < c->msg + 1 && sc_p2p_count(v) <= c->msg)
+    return 0;
+  /* Published as another op, or ended without this part: another launch's. */
+  sc_p2p_fail(d, err, SC_DEV_P2P_CROSSED, op, c->msg, (int64_t)op->bytes);
+  return -1;
+}
+
+/* A part ended (leader): the lane's chunks counted, and the message marked
+ * done by whichever part ends last. */
+SC_DEV_FN void sc_p2p_part_done(const sc_p2p_desc_t *d, sc_p2p_queue_t *q, uint32_t lane,
+                                const sc_p2p_cursor_t *c, uint64_t nchunks, uint64_t *done,
+                                sc_p2p_pad_t *my_pad) {
+  sc_dev_store_own(&q->chunks[lane], c->base + nchunks); /* before the count's release */
+  if (c->parts > 1 && sc_dev_count_down_own32(&q->parts_left) != 1)
+    return;
+  sc_dev_store(done, c->msg + 1);
+  sc_dev_ring(&my_pad->bell);
+}
+
 /* Advances the cursor of one direction as far as it can go without waiting,
  * on every thread alike. Returns 1 if it moved, 0 if it must wait, -1 on
  * failure (err filled by the leader). */
-SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t block, int kind,
-                             sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t group,
+                             uint32_t lane, int kind, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
   sc_p2p_desc_t *d = a->desc;
   int leader = sc_dev_leader(ctx);
   int send = kind == SC_P2P_SEND;
@@ -224,93 +303,117 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
     sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[op->peer];
     sc_p2p_peer_lines_t *mine = &my_pad->peer[op->peer];
     sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
-    sc_p2p_pair_t *pair = &d->pair[op->peer];
+    sc_p2p_queue_t *q = &d->pair[op->peer].queue[kind];
     uint64_t *done = send ? &mine->sends_done.value : &mine->recvs_done.value;
-    uint64_t *chunks = send ? &pair->send_chunks : &pair->recv_chunks;
-    uint64_t nchunks = sc_p2p_chunks(op->bytes, d->chunk_bytes);
+    uint32_t spl = d->slots / d->lanes; /* slots of a lane */
+    uint64_t nchunks = sc_p2p_chunks(c->len, d->chunk_bytes);
     int r = 1;
     if (c->phase == SC_P2P_PHASE_CLAIM) {
-      if (leader)
-        c->msg = sc_p2p_claim(send ? &pair->send_tickets : &pair->recv_tickets, done);
+      c->parts = sc_p2p_parts(op->bytes, d->lane_bytes, d->lanes);
+      sc_p2p_part(op->bytes, lane, c->parts, &c->at, &c->len);
       c->chunk = 0;
       c->direct = 0;
-      c->phase = SC_P2P_PHASE_ORDER;
+      if (leader)
+        c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
+      if (lane > 0 && lane >= c->parts) { /* the ticket taken, nothing to move */
+        c->op = sc_p2p_next(a, group, kind, c->op + 1);
+        moved = 1;
+        continue;
+      }
+      c->phase = lane == 0 ? SC_P2P_PHASE_ORDER : SC_P2P_PHASE_PUBLISHED;
     } else if (c->phase == SC_P2P_PHASE_ORDER) {
       if (leader) {
         uint64_t v = sc_dev_load(done);
         r = (v & SC_SLOT_ERROR) ? sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err)
                                 : v >= c->msg;
-        if (r == 1)
-          c->base = *chunks; /* the earlier messages' end: written before their done */
       }
       SC_P2P_VERDICT(ctx, r);
-      c->base = sc_p2p_share64(ctx, c->base);
       c->phase = SC_P2P_PHASE_HANDSHAKE;
     } else if (c->phase == SC_P2P_PHASE_HANDSHAKE) {
       if (leader && !send) {
-        sc_dev_store(&theirs->cts_bytes.value, op->bytes);
-        sc_dev_store(&theirs->cts_window.value, op->window);
-        sc_dev_store(&theirs->cts_offset.value, op->offset);
+        /* One release, cts's, orders the three before it: each release at
+         * system scope waits for every earlier store to land. */
+        sc_dev_store_relaxed(&theirs->cts_bytes.value, op->bytes);
+        sc_dev_store_relaxed(&theirs->cts_window.value, op->window);
+        sc_dev_store_relaxed(&theirs->cts_offset.value, op->offset);
         sc_dev_store(&theirs->cts.value, c->msg + 1);
         sc_dev_ring(&peer_pad->bell);
       } else if (leader) {
         r = sc_p2p_send_handshake(ctx, d, mine, theirs, op, c, err);
       }
+      if (leader && r == 1 && c->parts > 1) { /* publish: the lanes may start */
+        q->parts_left = c->parts; /* ordered before the lanes' counts by go's release */
+        sc_dev_store_own(&q->print, sc_p2p_print(a, c->op));
+        sc_dev_store_own(&q->direct, (uint64_t)(uintptr_t)c->direct);
+        sc_dev_store(&q->go, c->msg + 1);
+        sc_dev_ring(&my_pad->bell);
+      }
       SC_P2P_VERDICT(ctx, r);
+      c->phase = SC_P2P_PHASE_PUBLISHED;
+    } else if (c->phase == SC_P2P_PHASE_PUBLISHED) {
+      /* The lead comes here published; a lane waits for it. */
+      if (leader) {
+        if (lane > 0)
+          r = sc_p2p_lane_wait(ctx, a, q, mine, done, c, err);
+        if (r == 1)
+          c->base = sc_dev_load_own(&q->chunks[lane]);
+      }
+      SC_P2P_VERDICT(ctx, r);
+      c->base = sc_p2p_share64(ctx, c->base);
       if (send)
         c->direct = (char *)(uintptr_t)sc_p2p_share64(ctx, (uint64_t)(uintptr_t)c->direct);
       c->phase = SC_P2P_PHASE_CHUNKS;
-    } else if (c->chunk == nchunks) {
-      if (leader) {
-        *chunks = c->base + nchunks; /* ordered before done by its release */
-        sc_dev_store(done, c->msg + 1);
-        sc_dev_ring(&my_pad->bell);
-      }
-      c->op = sc_p2p_next(a, block, kind, c->op + 1);
+    } else if (c->phase == SC_P2P_PHASE_FINISH || c->chunk == nchunks) {
+      if (leader)
+        sc_p2p_part_done(d, q, lane, c, nchunks, done, my_pad);
+      c->op = sc_p2p_next(a, group, kind, c->op + 1);
       c->phase = SC_P2P_PHASE_CLAIM;
+      c->len = 0;
     } else if (c->direct != 0 || op->window != 0) {
       /* Straight into the receiver's window: one copy, all chunks at once. */
       uint64_t last = c->base + nchunks;
       if (send) {
-        if (op->bytes > 0)
-          sc_dev_copy(ctx, c->direct, op->buf, op->bytes);
+        if (c->len > 0)
+          sc_dev_copy(ctx, c->direct + c->at, (const char *)op->buf + c->at, c->len);
         sc_dev_sync(ctx);
         if (leader) {
-          sc_dev_store(&theirs->ready.value, last);
+          sc_dev_store(&theirs->ready[lane].value, last);
           sc_dev_ring(&peer_pad->bell);
         }
       } else {
         if (leader) {
           /* What arrived is whole even if the sender failed since. */
-          uint64_t ready = sc_dev_load(&mine->ready.value);
+          uint64_t ready = sc_dev_load(&mine->ready[lane].value);
           if (sc_p2p_count(ready) < last && (ready & SC_SLOT_ERROR))
             r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
           else
             r = ready >= last;
           if (r == 1) {
-            sc_dev_store(&theirs->ack.value, last);
+            sc_dev_store(&theirs->ack[lane].value, last);
             sc_dev_ring(&peer_pad->bell);
           }
         }
         SC_P2P_VERDICT(ctx, r);
       }
       c->chunk = nchunks;
+      c->phase = SC_P2P_PHASE_FINISH;
     } else {
       uint64_t g = c->base + c->chunk;
       uint64_t offset = c->chunk * d->chunk_bytes;
-      uint64_t len = op->bytes - offset < d->chunk_bytes ? op->bytes - offset : d->chunk_bytes;
+      uint64_t len = c->len - offset < d->chunk_bytes ? c->len - offset : d->chunk_bytes;
       uint64_t ring_bytes = d->chunk_bytes * d->slots;
       char *ring = send ? (char *)peer_pad + d->ring_offset + (uint64_t)d->local_rank * ring_bytes
                         : (char *)my_pad + d->ring_offset + (uint64_t)op->peer * ring_bytes;
-      char *slot = ring + (g % d->slots) * d->chunk_bytes;
+      char *slot = ring + ((uint64_t)lane * spl + g % spl) * d->chunk_bytes;
+      char *buf = (char *)op->buf + c->at + offset;
       if (leader && send) {
-        uint64_t ack = sc_dev_load(&mine->ack.value);
+        uint64_t ack = sc_dev_load(&mine->ack[lane].value);
         if (ack & SC_SLOT_ERROR)
           r = sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
-        else if (g + 1 > d->slots && sc_p2p_count(ack) < g + 1 - d->slots)
+        else if (g + 1 > spl && sc_p2p_count(ack) < g + 1 - spl)
           r = 0;
       } else if (leader) {
-        uint64_t ready = sc_dev_load(&mine->ready.value);
+        uint64_t ready = sc_dev_load(&mine->ready[lane].value);
         if (sc_p2p_count(ready) < g + 1 && (ready & SC_SLOT_ERROR))
           r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
         else if (sc_p2p_count(ready) < g + 1)
@@ -318,12 +421,12 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
       }
       SC_P2P_VERDICT(ctx, r);
       if (send && len > 0)
-        sc_dev_copy(ctx, slot, (const char *)op->buf + offset, len);
+        sc_dev_copy(ctx, slot, buf, len);
       else if (len > 0)
-        sc_dev_copy(ctx, (char *)op->buf + offset, slot, len);
+        sc_dev_copy(ctx, buf, slot, len);
       sc_dev_sync(ctx);
       if (leader) {
-        sc_dev_store(send ? &theirs->ready.value : &theirs->ack.value, g + 1);
+        sc_dev_store(send ? &theirs->ready[lane].value : &theirs->ack[lane].value, g + 1);
         sc_dev_ring(&peer_pad->bell);
       }
       c->chunk++;
@@ -342,8 +445,9 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
 SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
                                   const sc_dev_error_t *why) {
   uint64_t mark = why != 0 ? sc_dev_relay_mark(why, a->desc->rank, (int)why->a) : 0;
+  uint32_t lanes = a->desc->lanes > 0 ? a->desc->lanes : 1;
   for (uint32_t i = 0; i < a->nops && i < SC_P2P_MAX_OPS; i++)
-    if (a->ops[i].block >= first_block)
+    if (((uint32_t)a->ops[i].block + 1) * lanes > first_block)
       sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark);
 }
 
@@ -354,7 +458,8 @@ SC_DEV_FN int sc_p2p_stuck(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c) {
 
 SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_error_t *err) {
   sc_p2p_desc_t *d = a->desc;
-  uint32_t block = sc_dev_block(ctx);
+  uint32_t lanes = d->lanes, block = sc_dev_block(ctx);
+  uint32_t group = lanes > 0 ? block / lanes : 0, lane = lanes > 0 ? block % lanes : 0;
   int leader = sc_dev_leader(ctx);
   sc_guard_t guard = d->guard;
   if (a->call != 0) { /* a step of a collective: its failure names the collective */
@@ -363,9 +468,10 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   }
   int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
   sc_p2p_cursor_t c[2];
-  int peer = -1, bad = d->chunk_bytes == 0 || d->slots == 0 || a->nops > SC_P2P_MAX_OPS;
+  int peer = -1, bad = d->chunk_bytes == 0 || lanes < 1 || lanes > SC_P2P_MAX_LANES ||
+                      d->slots < lanes || a->nops > SC_P2P_MAX_OPS;
   for (uint32_t i = 0; i < a->nops && !bad; i++) {
-    if (a->ops[i].block != block)
+    if (a->ops[i].block != group)
       continue;
     bad = (peer >= 0 && a->ops[i].peer != peer) || a->ops[i].peer == d->local_rank ||
           a->ops[i].peer >= SC_MAX_LOCAL_RANKS || a->ops[i].kind > SC_P2P_RECV;
@@ -381,9 +487,10 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   if (peer < 0)
     return; /* nothing for this block */
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
-    c[kind].op = sc_p2p_next(a, block, kind, 0);
+    c[kind].op = sc_p2p_next(a, group, kind, 0);
     c[kind].phase = SC_P2P_PHASE_CLAIM;
-    c[kind].msg = c[kind].base = c[kind].chunk = 0;
+    c[kind].msg = c[kind].base = c[kind].chunk = c[kind].at = c[kind].len = 0;
+    c[kind].parts = 1;
     c[kind].direct = 0;
   }
   sc_p2p_pad_t *my_pad = d->pads[d->local_rank];
@@ -401,7 +508,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;
     int moved = 0;
     for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
-      int r = sc_p2p_advance(ctx, a, block, kind, &c[kind], err);
+      int r = sc_p2p_advance(ctx, a, group, lane, kind, &c[kind], err);
       if (r < 0) {
         if (leader) { /* recorded before the poison can reach another stream's wait */
           sc_dev_publish_early(ctx, err);

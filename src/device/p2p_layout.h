@@ -16,17 +16,23 @@
 #define SC_P2P_FN static inline
 #endif
 
+/* Blocks a peer's ops may use at once (SYMCOMM_P2P_LANES): a message of
+ * many lane_bytes runs in as many parts, each on its own block and its own
+ * share of the pair's ring. */
+#define SC_P2P_MAX_LANES 32
+
 typedef struct sc_p2p_line {
   uint64_t value;
   uint64_t reserved[7]; /* a cache line each: written by different ranks */
 } sc_p2p_line_t;
 
 typedef struct sc_p2p_peer_lines {
-  sc_p2p_line_t ready, ack, cts, cts_bytes;
+  sc_p2p_line_t cts, cts_bytes;
   sc_p2p_line_t err_bytes; /* a send refused for size: its size | SC_SLOT_ERROR */
   sc_p2p_line_t cts_window, cts_offset; /* where the receive wants the data, if in a window */
   sc_p2p_line_t sends_done, recvs_done;
   sc_p2p_line_t gave_up; /* why the peer marked the pair failed (device/status.h relay mark) */
+  sc_p2p_line_t ready[SC_P2P_MAX_LANES], ack[SC_P2P_MAX_LANES]; /* a pair of counters per lane */
 } sc_p2p_peer_lines_t;
 
 typedef struct sc_p2p_pad {
@@ -34,15 +40,29 @@ typedef struct sc_p2p_pad {
   sc_p2p_peer_lines_t peer[SC_MAX_LOCAL_RANKS];
 } sc_p2p_pad_t;
 
-/* This rank's own counters about one local peer, in its device memory. A
- * ticket is claimed (compare and swap) by each op when it starts, whatever
- * stream it runs on; it counts modulo 2^32 and becomes the 64-bit message
- * number against the pair's done counter (see sc_p2p_claim). The chunk
- * counters are touched only by the op whose turn it is (done == its number). */
+/* This rank's own counters about one local peer and direction, in its
+ * device memory. A message's number comes from `tickets`, claimed (compare
+ * and swap) by the op's lead block when it starts, whatever stream it runs
+ * on; it counts modulo 2^32 and becomes the 64-bit number against the
+ * pair's done counter (see sc_p2p_claim). Each other lane l of the op's
+ * launch claims lane_tickets[l] alike, so that the lane's n-th claim is the
+ * n-th message. The lead publishes a message that runs in several parts
+ * (`go`, `print`, `direct`, `parts_left`) once its turn has come and the
+ * receiver agreed; the lane that finishes the last part marks it done.
+ * chunks[l] counts the chunks lane l's ring has carried: touched only by the
+ * lane while its message runs. */
+typedef struct sc_p2p_queue {
+  uint32_t tickets;
+  uint32_t parts_left; /* parts of the published message not finished yet */
+  uint64_t go;         /* the published message's number + 1 (0: none yet) */
+  uint64_t print;      /* which op of which launch it is (sc_p2p_print) */
+  uint64_t direct;     /* a send: the receiver's window buffer, when it asked for one */
+  uint32_t lane_tickets[SC_P2P_MAX_LANES]; /* [0] unused: the lead takes `tickets` */
+  uint64_t chunks[SC_P2P_MAX_LANES];
+} sc_p2p_queue_t;
+
 typedef struct sc_p2p_pair {
-  uint32_t send_tickets, recv_tickets;
-  uint64_t send_chunks, recv_chunks; /* chunks of the pair's finished messages */
-  uint64_t reserved[6];              /* a cache line per pair */
+  sc_p2p_queue_t queue[2]; /* [SC_P2P_SEND], [SC_P2P_RECV] */
 } sc_p2p_pair_t;
 
 /* Per communicator and rank, in device memory (dev_alloc; uploaded once at
@@ -55,10 +75,11 @@ typedef struct sc_p2p_desc {
   int32_t ranks[SC_MAX_LOCAL_RANKS];      /* each local rank's rank in the communicator */
   uint64_t chunk_bytes;
   uint64_t ring_offset; /* of the first ring in a p2p window */
-  uint32_t slots;
+  uint64_t lane_bytes;  /* a message runs in one part per lane_bytes, up to `lanes` parts */
+  uint32_t slots;       /* of a pair's ring: lane l has slots / lanes of them, from l x that */
+  uint32_t lanes;       /* blocks per peer in a launch, 1..SC_P2P_MAX_LANES, at most slots */
   int32_t rank;         /* this rank in the communicator */
   int32_t local_rank;
-  int32_t reserved;
   sc_p2p_pair_t pair[SC_MAX_LOCAL_RANKS];
 } sc_p2p_desc_t;
 
@@ -72,7 +93,8 @@ typedef struct sc_p2p_op {
   uint32_t window;  /* ... and the window's id + 1 (0: through the ring) */
   uint8_t kind;     /* SC_P2P_SEND or SC_P2P_RECV */
   uint8_t peer;     /* the peer's local rank */
-  uint8_t block;    /* the block that runs it: one peer per block */
+  uint8_t block;    /* the group of blocks that runs it (desc->lanes blocks from
+                       block x lanes): one peer per group */
   uint8_t reserved;
 } sc_p2p_op_t;
 
@@ -91,6 +113,25 @@ typedef struct sc_p2p_args {
 
 SC_P2P_FN uint64_t sc_p2p_chunks(uint64_t bytes, uint64_t chunk_bytes) {
   return bytes == 0 ? 1 : bytes / chunk_bytes + (bytes % chunk_bytes != 0);
+}
+
+/* Parts of a message: one per lane_bytes (at least one), at most `lanes`. */
+SC_P2P_FN uint32_t sc_p2p_parts(uint64_t bytes, uint64_t lane_bytes, uint32_t lanes) {
+  uint64_t n = lane_bytes > 0 ? bytes / lane_bytes : 1;
+  return n < 1 ? 1 : n > lanes ? lanes : (uint32_t)n;
+}
+
+/* Part p of `parts` of a message: [*at, *at + *len), cut at 64-byte
+ * multiples, so that every part keeps the buffers' alignment. */
+SC_P2P_FN void sc_p2p_part(uint64_t bytes, uint32_t p, uint32_t parts, uint64_t *at,
+                           uint64_t *len) {
+  uint64_t units = (bytes + 63) / 64;
+  uint64_t lo = units / parts * p + units % parts * p / parts;
+  uint64_t hi = units / parts * (p + 1) + units % parts * (p + 1) / parts;
+  lo *= 64;
+  hi *= 64;
+  *at = lo < bytes ? lo : bytes;
+  *len = (hi < bytes ? hi : bytes) - *at;
 }
 
 SC_P2P_FN uint64_t sc_p2p_args_bytes(uint32_t nops) {

@@ -294,8 +294,11 @@ typedef enum sc_dev_error_kind {
                            a send or receive: a..d as for SC_DEV_P2P_TIMEOUT (a = e, or a
                            peer that gave up waiting for e and relayed it) */
   SC_DEV_OUT_OF_STEP,   /* a = the number of an earlier collective that failed on this rank */
-  SC_DEV_NET_TIMEOUT    /* a send or receive with another host made no progress: a = peer,
+  SC_DEV_NET_TIMEOUT,   /* a send or receive with another host made no progress: a = peer,
                            c = bytes, d = 0 send / 1 recv, e = timeout ms */
+  SC_DEV_P2P_CROSSED    /* a lane of a send or receive found its message run by another
+                           launch (two launches on one pair and direction at once): a = peer,
+                           b = message number, c = bytes, d = 0 send / 1 recv */
 } sc_dev_error_kind_t;
 
 typedef struct sc_dev_error {

@@ -36,6 +36,7 @@
  *                                                    compare and swap; 1 if it swapped
  *   uint32_t sc_dev_count_own32(uint32_t *p);        atomic increment among the
  *       blocks of one launch (acq_rel, this GPU only): the value before it
+ *   uint32_t sc_dev_count_down_own32(uint32_t *p);   atomic decrement, the same
  *   uint64_t sc_dev_load_poll(const uint64_t *p);    a load in a polling loop:
  *       relaxed (several can be in flight); after the loop,
  *   void sc_dev_acquire(void);                       makes what the writers of

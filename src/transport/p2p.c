@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap/bootstrap.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -15,26 +16,85 @@ struct sc_p2p {
   sc_comm_view_t *view;
   sc_window_t *win;    /* buffer: the pad, then one ring per local peer */
   sc_p2p_desc_t *desc; /* device memory */
+  uint32_t lanes;      /* blocks per peer in a launch */
+  sc_event_t *order;   /* for sc_p2p_order_event */
 };
 
-static sc_result_t sc_p2p_params(uint64_t *chunk_bytes, uint32_t *slots) {
-  long long chunk = 0, nslots = 0;
-  SC_CHECK(sc_param_int(SC_PARAM_P2P_CHUNK_BYTES, &chunk, NULL));
-  SC_CHECK(sc_param_int(SC_PARAM_P2P_SLOTS, &nslots, NULL));
-  if (chunk < 4096 || chunk > (1ll << 30) || chunk % 64 != 0)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
-                    "SYMCOMM_P2P_CHUNK_BYTES=%lld: use a multiple of 64 from 4096 to 1 GiB", chunk);
-  if (nslots < 1 || nslots > 64)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "SYMCOMM_P2P_SLOTS=%lld is not 1..64",
-                    nslots);
-  *chunk_bytes = (uint64_t)chunk;
-  *slots = (uint32_t)nslots;
+/* The ring's layout and how messages split into lanes: the same on every
+ * rank (each writes into the others' rings where they expect it). */
+typedef struct sc_p2p_settings {
+  long long chunk_bytes, slots, lanes, lane_bytes;
+} sc_p2p_settings_t;
+
+/* A setting, else the backend's default for it (*set: whether it was set). */
+static sc_result_t sc_p2p_param_or(sc_param_id_t id, long long fallback, long long *value,
+                                   bool *set) {
+  SC_CHECK(sc_param_int(id, value, set));
+  if (!*set)
+    *value = fallback;
   return SYMCOMM_OK;
+}
+
+static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *s) {
+  const sc_backend_ops_t *ops = view->ops;
+  bool chunk_set, slots_set, lanes_set, lane_bytes_set;
+  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_CHUNK_BYTES, (long long)ops->p2p_chunk_bytes,
+                           &s->chunk_bytes, &chunk_set));
+  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_SLOTS, ops->p2p_slots, &s->slots, &slots_set));
+  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANES, ops->p2p_lanes, &s->lanes, &lanes_set));
+  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANE_BYTES, (long long)ops->p2p_lane_bytes,
+                           &s->lane_bytes, &lane_bytes_set));
+  /* A launch has a group of lanes per peer: by default no more than 128
+   * blocks in all, which every GPU keeps resident at once. */
+  long long peers = view->max_local_size > 1 ? view->max_local_size - 1 : 1;
+  if (!lanes_set && s->lanes * peers > 128)
+    s->lanes = 128 / peers > 1 ? 128 / peers : 1;
+  /* A default gives way to the setting it must fit: every lane needs two
+   * slots to keep a chunk in flight while the other is copied out. */
+  if (!slots_set && s->slots < 2 * s->lanes)
+    s->slots = 2 * s->lanes;
+  if (!lanes_set && s->lanes > s->slots)
+    s->lanes = s->slots;
+  if (s->chunk_bytes < 4096 || s->chunk_bytes > (1ll << 30) || s->chunk_bytes % 64 != 0)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                    "SYMCOMM_P2P_CHUNK_BYTES=%lld: use a multiple of 64 from 4096 to 1 GiB",
+                    s->chunk_bytes);
+  if (s->slots < 1 || s->slots > 64)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P, "SYMCOMM_P2P_SLOTS=%lld is not 1..64",
+                    s->slots);
+  if (s->lanes < 1 || s->lanes > SC_P2P_MAX_LANES || s->lanes > s->slots)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                    "SYMCOMM_P2P_LANES=%lld is not 1..%d or exceeds SYMCOMM_P2P_SLOTS=%lld (each "
+                    "lane needs a slot of the ring)",
+                    s->lanes, SC_P2P_MAX_LANES, s->slots);
+  if (s->lane_bytes < 4096 || s->lane_bytes > (1ll << 40))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                    "SYMCOMM_P2P_LANE_BYTES=%lld is not 4096 to 1 TiB", s->lane_bytes);
+  return SYMCOMM_OK;
+}
+
+static sc_result_t sc_p2p_agree(sc_comm_view_t *view, const sc_p2p_settings_t *mine) {
+  sc_bootstrap_t *boot = view->boot;
+  int n = boot->client.nranks, me = boot->client.rank;
+  sc_p2p_settings_t *all = malloc(sizeof(*all) * (size_t)n);
+  if (all == NULL)
+    return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for the send/recv settings");
+  sc_result_t res = sc_bootstrap_allgather(boot, "p2p:settings", mine, sizeof(*mine), all);
+  for (int r = 0; res == SYMCOMM_OK && r < n; r++)
+    if (memcmp(&all[r], mine, sizeof(*mine)) != 0)
+      res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P,
+                     "ranks set send/recv apart: rank %d has SYMCOMM_P2P_CHUNK_BYTES=%lld "
+                     "SYMCOMM_P2P_SLOTS=%lld SYMCOMM_P2P_LANES=%lld SYMCOMM_P2P_LANE_BYTES=%lld, "
+                     "rank %d has %lld, %lld, %lld and %lld (set them alike on every rank)",
+                     me, mine->chunk_bytes, mine->slots, mine->lanes, mine->lane_bytes, r,
+                     all[r].chunk_bytes, all[r].slots, all[r].lanes, all[r].lane_bytes);
+  free(all);
+  return res;
 }
 
 /* What the program works from: the windows of this host's ranks as mapped
  * here, and zeroed counters. */
-static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, uint64_t chunk_bytes, uint32_t slots,
+static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, const sc_p2p_settings_t *set,
                                     size_t ring_offset) {
   const sc_comm_view_t *view = p->view;
   sc_p2p_desc_t *host = calloc(1, sizeof(*host));
@@ -48,9 +108,11 @@ static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, uint64_t chunk_bytes, uint32_t 
     host->pads[l] = (sc_p2p_pad_t *)p->win->peer[r];
     host->ranks[l] = r;
   }
-  host->chunk_bytes = chunk_bytes;
+  host->chunk_bytes = (uint64_t)set->chunk_bytes;
   host->ring_offset = ring_offset;
-  host->slots = slots;
+  host->slots = (uint32_t)set->slots;
+  host->lanes = (uint32_t)set->lanes;
+  host->lane_bytes = (uint64_t)set->lane_bytes;
   host->rank = view->rank;
   host->local_rank = view->local_rank;
   void *dev = NULL;
@@ -68,17 +130,24 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   if (p == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_P2P, "no memory for send/recv state");
   sc_result_t res;
-  uint64_t chunk_bytes = 0;
-  uint32_t slots = 0;
-  SC_CHECK_GOTO(sc_p2p_params(&chunk_bytes, &slots), res, fail);
+  sc_p2p_settings_t set;
+  memset(&set, 0, sizeof(set));
+  SC_CHECK_GOTO(sc_p2p_params(view, &set), res, fail);
+  SC_CHECK_GOTO(sc_p2p_agree(view, &set), res, fail);
   p->view = view;
+  p->lanes = (uint32_t)set.lanes;
+  SC_INFO(SC_P2P,
+          "send/recv within the host: %lld lanes a peer, a part per %lld bytes, a ring of %lld "
+          "chunks of %lld bytes a peer",
+          set.lanes, set.lane_bytes, set.slots, set.chunk_bytes);
   size_t ring_offset = (sizeof(sc_p2p_pad_t) + 4095) / 4096 * 4096;
-  size_t ring_bytes = (size_t)chunk_bytes * slots;
+  size_t ring_bytes = (size_t)set.chunk_bytes * (size_t)set.slots;
   /* Every rank's window has the same size (windows are collective): rings
    * for as many peers as the largest host has. Unused rings cost nothing. */
   size_t n = (size_t)view->max_local_size;
   SC_CHECK_GOTO(sc_window_create(view, ring_offset + n * ring_bytes, NULL, 0, &p->win), res, fail);
-  SC_CHECK_GOTO(sc_p2p_make_desc(p, chunk_bytes, slots, ring_offset), res, fail);
+  SC_CHECK_GOTO(sc_p2p_make_desc(p, &set, ring_offset), res, fail);
+  SC_CHECK_GOTO(view->ops->event_create(view->device, &p->order), res, fail);
   *out = p;
   return SYMCOMM_OK;
 fail:
@@ -89,11 +158,15 @@ fail:
 void sc_p2p_destroy(sc_p2p_t *p) {
   if (p == NULL)
     return;
+  if (p->order != NULL)
+    p->view->ops->event_destroy(p->order);
   if (p->desc != NULL)
     p->view->ops->dev_free(p->view->device, p->desc);
   sc_window_release(p->win);
   free(p);
 }
+
+sc_event_t *sc_p2p_order_event(const sc_p2p_t *p) { return p->order; }
 
 void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t bytes,
                     sc_p2p_op_t *op) {
@@ -115,7 +188,8 @@ void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t byt
            kind == SC_P2P_SEND ? "to" : "from", peer, bytes, op->window != 0 ? " into a window" : "");
 }
 
-/* Blocks: one per peer. A backend may run a launch's blocks one after
+/* Blocks: a group of `lanes` per peer (block g x lanes + l is lane l of
+ * group g; op.block names the group). A backend may run a launch's blocks one after
  * another (the simulated one does), so a block must never wait for a later
  * block of its launch, on this rank or, through a chain of pairs, on any
  * other. Ordering each rank's peers by a key that both sides of a pair
@@ -141,7 +215,7 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
     args->ops[i].block = (uint8_t)__builtin_popcountll(present & ((1ull << key) - 1));
   }
   *args_bytes = (size_t)sc_p2p_args_bytes((uint32_t)n);
-  *blocks = (uint32_t)__builtin_popcountll(present);
+  *blocks = (uint32_t)__builtin_popcountll(present) * p->lanes;
 }
 
 sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,
@@ -160,6 +234,10 @@ sc_result_t sc_p2p_launch_group(const sc_p2p_t *p, sc_stream_t *stream, const sc
                                 int n, int call, uint64_t seq) {
   int queues = 2 * (p->view->max_local_size - 1);
   uint32_t q = queues > 0 && SC_P2P_MAX_OPS / queues > 0 ? (uint32_t)(SC_P2P_MAX_OPS / queues) : 1;
+  /* With lanes, an op's lead never meets a second op of its queue in the
+   * same launch: it would wait for the first one's lanes, later blocks. */
+  if (p->lanes > 1)
+    q = 1;
   sc_p2p_args_t args;
   for (uint32_t round = 0;; round++) {
     uint32_t pos[2][SC_MAX_LOCAL_RANKS] = {{0}};

@@ -16,12 +16,18 @@
 typedef struct sc_p2p sc_p2p_t;
 
 /* Collective: every rank's p2p window (a pad and a staging ring per local
- * peer, SYMCOMM_P2P_SLOTS chunks of SYMCOMM_P2P_CHUNK_BYTES; memory is only
+ * peer, SYMCOMM_P2P_SLOTS chunks of SYMCOMM_P2P_CHUNK_BYTES shared by its lanes; memory is only
  * used where a pair actually sends) and this rank's descriptor in device
  * memory. Not needed when alone on the host. */
 sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **p2p);
 /* Local: unmaps without waiting for anyone (communicator destroy). */
 void sc_p2p_destroy(sc_p2p_t *p2p);
+
+/* An event to order one stream after another (the caller records it and
+ * waits on it at once), so that sends and receives of one pair and direction
+ * run in call order whatever streams they are queued on: the lanes of a
+ * message must all come from its own launch. */
+sc_event_t *sc_p2p_order_event(const sc_p2p_t *p2p);
 
 /* An op of kind SC_P2P_SEND/RECV with `peer` (a rank of this host, not this
  * rank). A receive whose buffer lies in one of the communicator's windows
@@ -30,7 +36,7 @@ void sc_p2p_op_make(const sc_p2p_t *p2p, int kind, int peer, void *buf, size_t b
                     sc_p2p_op_t *op);
 
 /* The argument block and grid of one launch of ops[0..n), n <= SC_P2P_MAX_OPS:
- * one block per peer, in an order both sides of each pair agree on (see
+ * a group of SYMCOMM_P2P_LANES blocks per peer, in an order both sides of each pair agree on (see
  * p2p.c). Launching the same block again performs the next exchange. */
 void sc_p2p_build(const sc_p2p_t *p2p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
                   size_t *args_bytes, uint32_t *blocks);

@@ -39,10 +39,14 @@ SC_PARAM(CUDA_BACKEND_PATH, "SYMCOMM_CUDA_BACKEND_PATH", STRING, NULL,
          "the CUDA backend's shared object; unset = libsymcomm_cuda.so next to libsymcomm.so, else on the library search path")
 
 /* point-to-point */
-SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, "524288",
-         "send/recv moves messages in chunks of this many bytes through a staging ring per pair")
-SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, "4",
-         "chunks a staging ring holds: how far a sender may run ahead of its receiver")
+SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, NULL,
+         "send/recv within a host moves messages in chunks of this many bytes through a staging ring per pair (default: the backend's, 512 KiB on simulated GPUs, 256 KiB on GPUs); the same on every rank")
+SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, NULL,
+         "chunks a staging ring holds, shared among the lanes: how far a sender may run ahead of its receiver (default: the backend's, 4 on simulated GPUs, 32 on GPUs, and at least 2 per lane); the same on every rank")
+SC_PARAM(P2P_LANES, "SYMCOMM_P2P_LANES", INT, NULL,
+         "blocks that move one peer's messages within a host, 1 to 32, at most SYMCOMM_P2P_SLOTS (default: the backend's, 1 on simulated GPUs, 16 on GPUs, at most the slots); the same on every rank")
+SC_PARAM(P2P_LANE_BYTES, "SYMCOMM_P2P_LANE_BYTES", INT, NULL,
+         "a message within a host runs in one part per this many bytes, each on its own lane, up to SYMCOMM_P2P_LANES parts (default: the backend's, 1 MiB on simulated GPUs, 64 KiB on GPUs); the same on every rank")
 
 /* between hosts: the stream-ordered side (src/transport/net/net_bridge.c) */
 SC_PARAM(NET_STAGING, "SYMCOMM_NET_STAGING", INT, "0",

@@ -6,11 +6,10 @@
  *                       multi-chunk messages queued back to back
  *   test_p2p ring       the grouped ring with many sizes (the 16-rank test)
  *   test_p2p order      10,000 small messages from rank 0 to rank 1 arrive in order
- *   test_p2p streams    two streams at once on one pair and direction: each
- *                       message arrives whole, once, matched in the order the
- *                       device runs them (numbers are taken when an op starts,
- *                       so that a CUDA graph can replay it), whichever stream
- *                       the receiver used
+ *   test_p2p streams    two streams on one pair and direction: each message
+ *                       arrives whole, once, matched in call order whichever
+ *                       stream each side used (an op on another stream than
+ *                       its queue's last waits for that stream)
  *   test_p2p mismatch   a receive of another size fails on both sides, naming
  *                       both sizes, and writes nothing
  *   test_p2p args       bad arguments fail before anything is queued
@@ -20,6 +19,8 @@
  *                       from the left, plus 50 each the other way, posted in a
  *                       different order on odd and even ranks: more than one
  *                       launch holds, several blocks each, no deadlock
+ *   test_p2p settings   a rank whose SYMCOMM_P2P_LANES differs from the others':
+ *                       every rank's init fails, naming the setting
  *   test_p2p window     receives into windows (data moves once, straight from
  *                       the sender), mixed with staged ones, and a mismatch there
  * Every message carries its own data (tests/common/test_data.h: a function of
@@ -43,13 +44,16 @@ static uint64_t messages; /* seeds: every rank posts the same sequence */
 
 static uint64_t next_seed(void) { return ++messages * 1000003u; }
 
-/* The chunk size in force (SYMCOMM_P2P_CHUNK_BYTES or its default). */
+/* The chunk size in force: SYMCOMM_P2P_CHUNK_BYTES, else the backend's
+ * default (its ops table: 512 KiB simulated, 256 KiB on GPUs). */
 static size_t chunk_bytes(void) {
   for (int i = 0; i < symcomm_param_count(); i++) {
     const char *name, *def, *value;
     TEST_OK(symcomm_param_info(i, &name, NULL, &def, &value, NULL));
+    if (strcmp(name, "SYMCOMM_P2P_CHUNK_BYTES") == 0 && value != NULL)
+      return (size_t)strtoull(value, NULL, 10);
     if (strcmp(name, "SYMCOMM_P2P_CHUNK_BYTES") == 0)
-      return (size_t)strtoull(value != NULL ? value : def, NULL, 10);
+      return tdev_cuda() ? 256u << 10 : 512u << 10;
   }
   TEST_ASSERT(0, "no parameter SYMCOMM_P2P_CHUNK_BYTES");
 }
@@ -216,8 +220,8 @@ static void test_streams(symcomm_stream_t s1) {
     tdev_buf_pull(&m0);
     tdev_buf_pull(&m1);
     int a = which_message(m0.host.data, BYTES, seeds), b = which_message(m1.host.data, BYTES, seeds);
-    TEST_ASSERT(a >= 0 && b >= 0 && a != b, "round %d: the buffers hold messages %d and %d", round,
-                a, b);
+    TEST_ASSERT(a == 0 && b == 1, "round %d: the buffers hold messages %d and %d, not 0 and 1",
+                round, a, b);
     td_check_guards(m0.host.data, BYTES, "first buffer");
     td_check_guards(m1.host.data, BYTES, "second buffer");
     tdev_buf_free(&m0);
@@ -442,11 +446,32 @@ static void test_window(symcomm_stream_t stream) {
   TEST_OK(symcomm_window_free(win));
 }
 
+/* Before init: rank 1 splits messages otherwise than the others, which
+ * would put its parts where they do not look. */
+static int test_settings(void) {
+  const char *me = getenv("SYMCOMM_RANK");
+  TEST_ASSERT(me != NULL, "run under symcomm-run");
+  if (atoi(me) == 1)
+    setenv("SYMCOMM_P2P_LANES", "2", 1);
+  else
+    setenv("SYMCOMM_P2P_LANES", "1", 1);
+  symcomm_result_t r = symcomm_init_from_env(&comm, NULL);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "init gave %s", symcomm_result_string(r));
+  const char *why = symcomm_last_error(NULL);
+  TEST_ASSERT(test_contains(why, "SYMCOMM_P2P_LANES") && test_contains(why, "alike on every rank"),
+              "%s", why);
+  printf("test_p2p settings: rank %s refused: %s\n", me, why);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup\n");
+    fprintf(stderr,
+            "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup|settings\n");
     return 2;
   }
+  if (strcmp(argv[1], "settings") == 0)
+    return test_settings();
   TEST_OK(symcomm_init_from_env(&comm, NULL));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &size));

@@ -27,6 +27,13 @@ static const sc_backend_ops_t sc_backend_cuda = {
      * at 128 KiB: one barrier fewer), two-shot won from 2 MiB */
     .oneshot_max_bytes = 4 << 20,
     .pair_oneshot = true,
+    /* One block copies a peer's message at about 20 GB/s over NVLink (2
+     * H200s, docs/PERFORMANCE.md): a large message runs in up to 16 parts
+     * at once, two slots of the ring each. */
+    .p2p_chunk_bytes = 256 << 10,
+    .p2p_slots = 32,
+    .p2p_lanes = 16,
+    .p2p_lane_bytes = 64 << 10,
 
     .available = sc_cuda_available,
     .device_open = sc_cuda_device_open,

@@ -145,6 +145,12 @@ SC_DEV_FN uint32_t sc_dev_count_own32(uint32_t *p) {
   return old;
 }
 
+SC_DEV_FN uint32_t sc_dev_count_down_own32(uint32_t *p) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], -1;" : "=r"(old) : "l"(p) : "memory");
+  return old;
+}
+
 SC_DEV_FN uint64_t sc_dev_load_poll(const uint64_t *p) {
   uint64_t v;
   asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");

@@ -18,6 +18,11 @@ const sc_backend_ops_t sc_backend_host = {
     .coll_blocks = sc_host_coll_blocks,
     .scratch_bytes = 16 << 20,
     .oneshot_max_bytes = 128 << 10,
+    /* Blocks run one after another here: lanes only cost launches. */
+    .p2p_chunk_bytes = 512 << 10,
+    .p2p_slots = 4,
+    .p2p_lanes = 1,
+    .p2p_lane_bytes = 1 << 20,
 
     .available = sc_host_available,
     .device_open = sc_host_device_open,

@@ -122,6 +122,10 @@ static inline uint32_t sc_dev_count_own32(uint32_t *p) {
   return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
 }
 
+static inline uint32_t sc_dev_count_down_own32(uint32_t *p) {
+  return __atomic_fetch_sub(p, 1, __ATOMIC_ACQ_REL);
+}
+
 static inline uint32_t sc_dev_bell_read(sc_doorbell_t *bell) {
   return __atomic_load_n(&bell->rings, __ATOMIC_ACQUIRE);
 }

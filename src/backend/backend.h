@@ -61,6 +61,10 @@ typedef struct sc_backend_ops {
   /* All-reduce between 2 ranks runs one-shot at every size: it reads what
    * two-shot reads of the peer, with one barrier fewer (measured on GPUs). */
   bool pair_oneshot;
+  /* A launch's blocks run at the same time (CUDA), not one after another
+   * (the simulated backend): send/recv gives each direction of a peer its
+   * own group of blocks. */
+  bool blocks_at_once;
   /* ---- send/recv within a host (src/transport/p2p.c): SYMCOMM_P2P_CHUNK_BYTES,
    * _SLOTS, _LANES and _LANE_BYTES when they are not set */
   size_t p2p_chunk_bytes;

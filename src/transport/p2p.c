@@ -9,14 +9,15 @@
 
 _Static_assert(sizeof(sc_p2p_args_t) <= SC_LAUNCH_ARGS_MAX,
                "a full P2P batch must fit a launch's arguments");
-_Static_assert(SC_MAX_LOCAL_RANKS <= 64 && SC_MAX_LOCAL_RANKS <= 255,
-               "ops name peers in a byte; block order uses a 64-bit mask of keys");
+_Static_assert(SC_MAX_LOCAL_RANKS <= 64 && 2 * SC_MAX_LOCAL_RANKS <= 255,
+               "ops name peers and groups (up to 2 per peer) in a byte");
 
 struct sc_p2p {
   sc_comm_view_t *view;
   sc_window_t *win;    /* buffer: the pad, then one ring per local peer */
   sc_p2p_desc_t *desc; /* device memory */
-  uint32_t lanes;      /* blocks per peer in a launch */
+  uint32_t lanes;      /* blocks per group in a launch */
+  bool split;          /* a group per peer and direction (blocks run at once) */
   sc_event_t *order;   /* for sc_p2p_order_event */
 };
 
@@ -44,11 +45,13 @@ static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *
   SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANES, ops->p2p_lanes, &s->lanes, &lanes_set));
   SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANE_BYTES, (long long)ops->p2p_lane_bytes,
                            &s->lane_bytes, &lane_bytes_set));
-  /* A launch has a group of lanes per peer: by default no more than 128
-   * blocks in all, which every GPU keeps resident at once. */
-  long long peers = view->max_local_size > 1 ? view->max_local_size - 1 : 1;
-  if (!lanes_set && s->lanes * peers > 128)
-    s->lanes = 128 / peers > 1 ? 128 / peers : 1;
+  /* A launch has a group of lanes per peer (and direction, where blocks run
+   * at once): by default no more than 128 blocks in all, which a GPU keeps
+   * resident together (a lane waits for its lead and its peer's lane). */
+  long long groups = (view->max_local_size > 1 ? view->max_local_size - 1 : 1) *
+                     (ops->blocks_at_once ? 2 : 1);
+  if (!lanes_set && s->lanes * groups > 128)
+    s->lanes = 128 / groups > 1 ? 128 / groups : 1;
   /* A default gives way to the setting it must fit: every lane needs two
    * slots to keep a chunk in flight while the other is copied out. */
   if (!slots_set && s->slots < 2 * s->lanes)
@@ -136,6 +139,7 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   SC_CHECK_GOTO(sc_p2p_agree(view, &set), res, fail);
   p->view = view;
   p->lanes = (uint32_t)set.lanes;
+  p->split = view->ops->blocks_at_once;
   SC_INFO(SC_P2P,
           "send/recv within the host: %lld lanes a peer, a part per %lld bytes, a ring of %lld "
           "chunks of %lld bytes a peer",
@@ -197,25 +201,34 @@ void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t byt
  * that out: a rank waiting in the block of key k waits for a peer that will
  * reach key k after blocks of smaller keys only, so every chain of waits
  * ends at two ranks working on the same pair. For one rank the key differs
- * from peer to peer, so a block has one peer. */
+ * from peer to peer, so a group has one peer; there its sends and receives
+ * advance together. Where blocks run at once (CUDA) nothing waits for a block
+ * to start, and each direction of a peer has a group of its own: a block
+ * that copies its sends and its receives in turn moves each at half speed. */
 void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
                   size_t *args_bytes, uint32_t *blocks) {
   const sc_comm_view_t *view = p->view;
-  uint32_t keys = (uint32_t)view->max_local_size;
-  uint64_t present = 0;
-  for (int i = 0; i < n; i++)
-    present |= 1ull << ((uint32_t)(view->local_rank + ops[i].peer) % keys);
+  uint32_t keys = (uint32_t)view->max_local_size, ways = p->split ? 2 : 1;
+  bool present[2 * SC_MAX_LOCAL_RANKS] = {false};
+  for (int i = 0; i < n; i++) {
+    uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
+    present[key * ways + (ways == 2 ? ops[i].kind : 0)] = true;
+  }
   args->desc = p->desc;
   args->nops = (uint32_t)n;
   args->call = 0;
   args->seq = 0;
+  uint8_t group_of[2 * SC_MAX_LOCAL_RANKS];
+  uint32_t groups = 0;
+  for (uint32_t k = 0; k < keys * ways; k++)
+    group_of[k] = (uint8_t)(present[k] ? groups++ : 0);
   for (int i = 0; i < n; i++) {
     uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
     args->ops[i] = ops[i];
-    args->ops[i].block = (uint8_t)__builtin_popcountll(present & ((1ull << key) - 1));
+    args->ops[i].block = group_of[key * ways + (ways == 2 ? ops[i].kind : 0)];
   }
   *args_bytes = (size_t)sc_p2p_args_bytes((uint32_t)n);
-  *blocks = (uint32_t)__builtin_popcountll(present) * p->lanes;
+  *blocks = groups * p->lanes;
 }
 
 sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,

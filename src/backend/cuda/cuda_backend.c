@@ -30,6 +30,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
     /* One block copies a peer's message at about 20 GB/s over NVLink (2
      * H200s, docs/PERFORMANCE.md): a large message runs in up to 16 parts
      * at once, two slots of the ring each. */
+    .blocks_at_once = true,
     .p2p_chunk_bytes = 256 << 10,
     .p2p_slots = 32,
     .p2p_lanes = 16,

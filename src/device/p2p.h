@@ -91,13 +91,6 @@ typedef struct sc_p2p_cursor {
 
 SC_DEV_FN uint64_t sc_p2p_count(uint64_t line) { return line & ~SC_SLOT_ERROR; }
 
-/* The leader's 64-bit value on every thread of the block. */
-SC_DEV_FN uint64_t sc_p2p_share64(sc_dev_ctx_t *ctx, uint64_t v) {
-  uint32_t lo = (uint32_t)sc_dev_share(ctx, (int)(uint32_t)v);
-  uint32_t hi = (uint32_t)sc_dev_share(ctx, (int)(uint32_t)(v >> 32));
-  return (uint64_t)hi << 32 | lo;
-}
-
 /* The first op at or after `from` of this group and kind (nops: none). */
 SC_DEV_FN uint32_t sc_p2p_next(const sc_p2p_args_t *a, uint32_t group, int kind, uint32_t from) {
   while (from < a->nops && (a->ops[from].block != group || a->ops[from].kind != kind))
@@ -121,12 +114,11 @@ SC_DEV_FN uint64_t sc_p2p_widen(uint32_t t, uint64_t done) {
   return done + (uint64_t)(int64_t)(int32_t)(t - (uint32_t)done);
 }
 
-/* A number for the op starting now on a queue: its ticket, widened. */
+/* A number for the op starting now on a queue: its ticket, widened. Only
+ * this GPU's blocks take tickets and write done: this GPU's scope. */
 SC_DEV_FN uint64_t sc_p2p_claim(uint32_t *tickets, const uint64_t *done) {
-  uint32_t t = sc_dev_load32(tickets);
-  while (!sc_dev_cas32(tickets, t, t + 1))
-    t = sc_dev_load32(tickets);
-  return sc_p2p_widen(t, sc_p2p_count(sc_dev_load(done)));
+  uint32_t t = sc_dev_count_own32(tickets);
+  return sc_p2p_widen(t, sc_p2p_count(sc_dev_load_own(done)));
 }
 
 /* The number the next op of a pair and direction would take (for a
@@ -253,21 +245,17 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return 1;
 }
 
-/* A lane waits for its message (leader): published (1, c->direct set for a
- * send), not yet (0), or failed (-1: the pair failed, or the message
+/* A lane waits for its message (leader): published (1), not yet (0), or failed (-1: the pair failed, or the message
  * published under its number is another launch's op). */
 SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_queue_t *q,
                                const sc_p2p_peer_lines_t *mine, const uint64_t *done,
                                sc_p2p_cursor_t *c, sc_dev_error_t *err) {
   const sc_p2p_desc_t *d = a->desc;
   const sc_p2p_op_t *op = &a->ops[c->op];
-  uint64_t go = sc_dev_load(&q->go);
-  int ours = go == c->msg + 1 && sc_dev_load_own(&q->print) == sc_p2p_print(a, c->op);
-  if (ours) {
-    c->direct = (char *)(uintptr_t)sc_dev_load_own(&q->direct);
+  uint64_t go = sc_dev_load_own_acquire(&q->go);
+  if (go == c->msg + 1 && sc_dev_load_own(&q->print) == sc_p2p_print(a, c->op))
     return 1;
-  }
-  uint64_t v = sc_dev_load(done);
+  uint64_t v = sc_dev_load_own_acquire(done);
   if (v & SC_SLOT_ERROR)
     return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
   if (go < c->msg + 1 && sc_p2p_count(v) <= c->msg)
@@ -285,7 +273,7 @@ SC_DEV_FN void sc_p2p_part_done(const sc_p2p_desc_t *d, sc_p2p_queue_t *q, uint3
   sc_dev_store_own(&q->chunks[lane], c->base + nchunks); /* before the count's release */
   if (c->parts > 1 && sc_dev_count_down_own32(&q->parts_left) != 1)
     return;
-  sc_dev_store(done, c->msg + 1);
+  sc_dev_store_own_release(done, c->msg + 1); /* only this GPU's blocks read it */
   sc_dev_ring(&my_pad->bell);
 }
 
@@ -323,7 +311,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
       c->phase = lane == 0 ? SC_P2P_PHASE_ORDER : SC_P2P_PHASE_PUBLISHED;
     } else if (c->phase == SC_P2P_PHASE_ORDER) {
       if (leader) {
-        uint64_t v = sc_dev_load(done);
+        uint64_t v = sc_dev_load_own_acquire(done);
         r = (v & SC_SLOT_ERROR) ? sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err)
                                 : v >= c->msg;
       }
@@ -340,28 +328,27 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
         sc_dev_ring(&peer_pad->bell);
       } else if (leader) {
         r = sc_p2p_send_handshake(ctx, d, mine, theirs, op, c, err);
+        if (r == 1) /* where the block's threads (and the lanes) find it */
+          sc_dev_store_own(&q->direct, (uint64_t)(uintptr_t)c->direct);
       }
       if (leader && r == 1 && c->parts > 1) { /* publish: the lanes may start */
         q->parts_left = c->parts; /* ordered before the lanes' counts by go's release */
         sc_dev_store_own(&q->print, sc_p2p_print(a, c->op));
-        sc_dev_store_own(&q->direct, (uint64_t)(uintptr_t)c->direct);
-        sc_dev_store(&q->go, c->msg + 1);
+        sc_dev_store_own_release(&q->go, c->msg + 1);
         sc_dev_ring(&my_pad->bell);
       }
       SC_P2P_VERDICT(ctx, r);
       c->phase = SC_P2P_PHASE_PUBLISHED;
     } else if (c->phase == SC_P2P_PHASE_PUBLISHED) {
-      /* The lead comes here published; a lane waits for it. */
-      if (leader) {
-        if (lane > 0)
-          r = sc_p2p_lane_wait(ctx, a, q, mine, done, c, err);
-        if (r == 1)
-          c->base = sc_dev_load_own(&q->chunks[lane]);
-      }
+      /* The lead comes here published; a lane waits for it. Then every
+       * thread reads what the leader's acquire made visible (the barrier of
+       * the verdict orders it): fewer block-wide syncs than sharing it. */
+      if (leader && lane > 0)
+        r = sc_p2p_lane_wait(ctx, a, q, mine, done, c, err);
       SC_P2P_VERDICT(ctx, r);
-      c->base = sc_p2p_share64(ctx, c->base);
+      c->base = sc_dev_load_own(&q->chunks[lane]);
       if (send)
-        c->direct = (char *)(uintptr_t)sc_p2p_share64(ctx, (uint64_t)(uintptr_t)c->direct);
+        c->direct = (char *)(uintptr_t)sc_dev_load_own(&q->direct);
       c->phase = SC_P2P_PHASE_CHUNKS;
     } else if (c->phase == SC_P2P_PHASE_FINISH || c->chunk == nchunks) {
       if (leader)

@@ -47,6 +47,11 @@
  *       own counters (device memory that only this rank's launches write;
  *       what earlier launches wrote is visible)
  *   void sc_dev_store_own(uint64_t *p, uint64_t v);  relaxed store, the same
+ *   uint64_t sc_dev_load_own_acquire(const uint64_t *p);
+ *   void sc_dev_store_own_release(uint64_t *p, uint64_t v);
+ *       acquire load and release store of words only this GPU's blocks
+ *       write and read (this GPU's scope: cheaper than the flags' system
+ *       scope)
  *   void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1);
  *   void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1);
  *       a 16-byte line of the LL protocol (device/coll_ll.h): each of the two

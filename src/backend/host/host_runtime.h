@@ -122,6 +122,14 @@ static inline uint32_t sc_dev_count_own32(uint32_t *p) {
   return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
 }
 
+static inline uint64_t sc_dev_load_own_acquire(const uint64_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sc_dev_store_own_release(uint64_t *p, uint64_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
 static inline uint32_t sc_dev_count_down_own32(uint32_t *p) {
   return __atomic_fetch_sub(p, 1, __ATOMIC_ACQ_REL);
 }

@@ -176,8 +176,8 @@ SC_DEV_FN void sc_dev_store_own(uint64_t *p, uint64_t v) {
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-/* The same with order, at GPU scope: a fraction of the cost of a system
- * scope acquire or release (4 us a claim's three at system scope, 2 H200s). */
+/* The same with order, at GPU scope: for words that no other GPU and not
+ * the host reads or writes, no system-wide fence. */
 SC_DEV_FN uint64_t sc_dev_load_own_acquire(const uint64_t *p) {
   uint64_t v;
   asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");

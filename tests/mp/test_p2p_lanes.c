@@ -18,6 +18,10 @@
  *                            waits for rank 2's late message) and other streams
  *                            of the communicator order themselves after each
  *                            other: the messages still arrive in call order
+ *   test_p2p_lanes abandon   (4 ranks) a group of rank 0's sends to ranks 1, 2
+ *                            and 3, rank 2 receiving another size: rank 3, whose
+ *                            sender's blocks never run after the failure, fails
+ *                            at once (not at its timeout); rank 1 gets its data
  * Every message carries its own data (tests/common/test_data.h: a function of
  * the message's seed, the sender and the byte's position); receive buffers
  * start as a sentinel and their guard bytes must stay as they were. */
@@ -246,6 +250,65 @@ static void test_mismatch(void) {
   mismatch_case(2 * lb, 4 * lb + 128, true);
 }
 
+/* (4 ranks) One group of rank 0's many-part sends to ranks 1, 2 and 3 (its
+ * blocks hold them in that order), where rank 2 receives another size: rank
+ * 0's lead block for rank 2 fails, and on a backend that runs blocks one
+ * after another the blocks after it (rank 3's group) never run. Rank 3 must
+ * learn at once that they never will (its pair is marked failed), not wait
+ * for its timeout; rank 1, whose group ran before, gets its data. */
+static void test_abandon(void) {
+  TEST_ASSERT(size == 4, "run with 4 ranks, not %d", size);
+  size_t bytes = 3 * lane_bytes + 5, other = 2 * lane_bytes + 1;
+  uint64_t seed = next_seed();
+  symcomm_stream_t s;
+  TEST_OK(symcomm_stream_create(comm, &s));
+  tdev_buf_t out = tdev_buf_alloc(bytes, 0), in = tdev_buf_alloc(bytes, 0);
+  if (rank == 0) {
+    td_fill(out.host.data, bytes, seed, 0);
+    tdev_buf_push(&out);
+    TEST_OK(symcomm_group_start());
+    for (int to = 1; to < 4; to++)
+      TEST_OK(symcomm_send(out.data, bytes, SYMCOMM_UINT8, to, comm, s));
+    TEST_OK(symcomm_group_end());
+    TEST_ASSERT(symcomm_stream_synchronize(s) != SYMCOMM_OK,
+                "rank 0's group with a receive of the wrong size went through");
+  } else {
+    size_t want = rank == 2 ? other : bytes;
+    double t0 = test_now();
+    TEST_OK(symcomm_recv(in.data, want, SYMCOMM_UINT8, 0, comm, s));
+    symcomm_result_t r = symcomm_stream_synchronize(s);
+    double waited = test_now() - t0;
+    const char *why = symcomm_last_error(comm);
+    if (rank == 2) {
+      TEST_ASSERT(r != SYMCOMM_OK && test_contains(why, "bytes"),
+                  "rank 2's receive of the wrong size gave %s: %s", symcomm_result_string(r), why);
+    } else if (r == SYMCOMM_OK) {
+      tdev_buf_pull(&in);
+      td_check(in.host.data, bytes, seed, 0, "a send of a group in which another send failed");
+      td_check_guards(in.host.data, bytes, "a send of a group in which another send failed");
+    } else {
+      TEST_ASSERT(rank == 3, "rank 1's receive, whose blocks ran before the failure, failed: %s",
+                  why);
+      TEST_ASSERT(waited < 10.0 && !test_contains(why, "bytes"),
+                  "rank 3's receive, whose sender's blocks never ran, failed after %.1f s "
+                  "(not at once) or blamed sizes: %s",
+                  waited, why);
+    }
+  }
+  /* Rank 0 stays until every rank is done (its leaving would end rank 3's
+   * wait too): a collective, which a failed pair does not stop. */
+  symcomm_stream_t s2;
+  TEST_OK(symcomm_stream_create(comm, &s2));
+  int32_t one = 1, ranks = 0;
+  TEST_OK(symcomm_allreduce(&one, &ranks, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s2));
+  TEST_OK(symcomm_stream_synchronize(s2));
+  TEST_ASSERT(ranks == 4, "the all-reduce after the group gave %d", ranks);
+  TEST_OK(symcomm_stream_destroy(s2));
+  tdev_buf_free(&out);
+  tdev_buf_free(&in);
+  TEST_OK(symcomm_stream_destroy(s));
+}
+
 /* Rank 0: stream a waits for rank 2's late message, then sends message 0 to
  * rank 1; stream b sends message 1 to rank 1 (ordered after a); streams c
  * and d receive from rank 1, d ordered after c, whose receive ends at once. */
@@ -315,7 +378,7 @@ static void test_order(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_p2p_lanes sizes|mismatch|order\n");
+    fprintf(stderr, "usage: test_p2p_lanes sizes|mismatch|order|abandon\n");
     return 2;
   }
   TEST_OK(symcomm_init_from_env(&comm, NULL));
@@ -332,6 +395,8 @@ int main(int argc, char **argv) {
     test_mismatch();
   else if (strcmp(what, "order") == 0)
     test_order();
+  else if (strcmp(what, "abandon") == 0)
+    test_abandon();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

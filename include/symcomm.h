@@ -425,11 +425,16 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
  * send to a peer meets its n-th receive from us), and both must have the same
  * count and type: a mismatch fails both streams, naming both sizes. Positions
  * are taken on the device when an operation starts (so that a captured CUDA
- * graph can replay it): on one stream that is posting order; sends to one
- * peer on several streams at once take positions in the order they start, so
- * order those streams (events) where it matters. Neither call waits for the
- * peer on the host, queries or synchronizes a stream. Between hosts, a size
- * mismatch or a network failure fails the communicator (on every rank). */
+ * graph can replay it): on one stream that is posting order. Within a host,
+ * an operation queued on another stream than the last one with the same peer
+ * and direction waits for that stream (an event), so positions follow call
+ * order across streams too; not while either stream is captured into a CUDA
+ * graph: order graph launches with other work on that pair yourself (with
+ * SYMCOMM_P2P_LANES > 1, such launches running at once on one pair and
+ * direction may fail with SYMCOMM_ERR_INVALID_USAGE, naming the pair).
+ * Neither call waits for the peer on the host, queries or synchronizes a
+ * stream. Between hosts, a size mismatch or a network failure fails the
+ * communicator (on every rank). */
 SYMCOMM_API symcomm_result_t symcomm_send(const void *buf, size_t count, symcomm_dtype_t dtype,
                                           int peer, symcomm_comm_t comm, symcomm_stream_t stream);
 SYMCOMM_API symcomm_result_t symcomm_recv(void *buf, size_t count, symcomm_dtype_t dtype, int peer,

@@ -132,7 +132,8 @@ static sc_result_t sc_p2p_order(struct symcomm_comm *comm, symcomm_stream_t stre
     for (int j = 0; j < nfollowed && !done; j++)
       done = followed[j] == *last;
     if (!done) {
-      res = sc_stream_follow(*last, stream, sc_p2p_order_event(comm->p2p));
+      res = sc_stream_follow(*last, stream,
+                             sc_p2p_order_event(comm->p2p, ops[i].kind, ops[i].peer));
       followed[nfollowed++] = *last;
     }
   }

@@ -18,7 +18,14 @@ struct sc_p2p {
   sc_p2p_desc_t *desc; /* device memory */
   uint32_t lanes;      /* blocks per group in a launch */
   bool split;          /* a group per peer and direction (blocks run at once) */
-  sc_event_t *order;   /* for sc_p2p_order_event */
+  /* For sc_p2p_order_event: one per local peer and direction ([kind][peer]),
+   * so that each event is recorded along one queue's chain of streams only,
+   * where every record ends after the one before it. One event shared by
+   * all queues would be recorded on unrelated streams, whose records may end
+   * in another order than they were made: where a wait is satisfied by a
+   * newer record's end (the simulated backend's events), a stream would stop
+   * waiting for the one it follows (tests/mp/test_p2p_lanes.c order). */
+  sc_event_t *order[2][SC_MAX_LOCAL_RANKS];
 };
 
 /* The ring's layout and how messages split into lanes: the same on every
@@ -53,9 +60,11 @@ static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *
   if (!lanes_set && s->lanes * groups > 128)
     s->lanes = 128 / groups > 1 ? 128 / groups : 1;
   /* A default gives way to the setting it must fit: every lane needs two
-   * slots to keep a chunk in flight while the other is copied out. */
+   * slots to keep a chunk in flight while the other is copied out (up to the
+   * most a ring has: too many lanes are then refused as such, not as slots
+   * the caller did not set). */
   if (!slots_set && s->slots < 2 * s->lanes)
-    s->slots = 2 * s->lanes;
+    s->slots = 2 * s->lanes < 64 ? 2 * s->lanes : 64;
   if (!lanes_set && s->lanes > s->slots)
     s->lanes = s->slots;
   if (s->chunk_bytes < 4096 || s->chunk_bytes > (1ll << 30) || s->chunk_bytes % 64 != 0)
@@ -151,7 +160,10 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   size_t n = (size_t)view->max_local_size;
   SC_CHECK_GOTO(sc_window_create(view, ring_offset + n * ring_bytes, NULL, 0, &p->win), res, fail);
   SC_CHECK_GOTO(sc_p2p_make_desc(p, &set, ring_offset), res, fail);
-  SC_CHECK_GOTO(view->ops->event_create(view->device, &p->order), res, fail);
+  for (int kind = 0; kind < 2; kind++)
+    for (int l = 0; l < view->local_size; l++)
+      if (l != view->local_rank)
+        SC_CHECK_GOTO(view->ops->event_create(view->device, &p->order[kind][l]), res, fail);
   *out = p;
   return SYMCOMM_OK;
 fail:
@@ -162,15 +174,19 @@ fail:
 void sc_p2p_destroy(sc_p2p_t *p) {
   if (p == NULL)
     return;
-  if (p->order != NULL)
-    p->view->ops->event_destroy(p->order);
+  for (int kind = 0; kind < 2; kind++)
+    for (int l = 0; l < SC_MAX_LOCAL_RANKS; l++)
+      if (p->order[kind][l] != NULL)
+        p->view->ops->event_destroy(p->order[kind][l]);
   if (p->desc != NULL)
     p->view->ops->dev_free(p->view->device, p->desc);
   sc_window_release(p->win);
   free(p);
 }
 
-sc_event_t *sc_p2p_order_event(const sc_p2p_t *p) { return p->order; }
+sc_event_t *sc_p2p_order_event(const sc_p2p_t *p, int kind, int peer) {
+  return p->order[kind][peer];
+}
 
 void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t bytes,
                     sc_p2p_op_t *op) {

@@ -23,11 +23,12 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **p2p);
 /* Local: unmaps without waiting for anyone (communicator destroy). */
 void sc_p2p_destroy(sc_p2p_t *p2p);
 
-/* An event to order one stream after another (the caller records it and
- * waits on it at once), so that sends and receives of one pair and direction
- * run in call order whatever streams they are queued on: the lanes of a
- * message must all come from its own launch. */
-sc_event_t *sc_p2p_order_event(const sc_p2p_t *p2p);
+/* The event that orders one stream after another for the queue of `kind`
+ * with local peer `peer` (the caller records it and waits on it at once), so
+ * that sends and receives of one pair and direction run in call order
+ * whatever streams they are queued on: the lanes of a message must all come
+ * from its own launch. One per queue: see struct sc_p2p. */
+sc_event_t *sc_p2p_order_event(const sc_p2p_t *p2p, int kind, int peer);
 
 /* An op of kind SC_P2P_SEND/RECV with `peer` (a rank of this host, not this
  * rank). A receive whose buffer lies in one of the communicator's windows

@@ -21,6 +21,8 @@
  *                       launch holds, several blocks each, no deadlock
  *   test_p2p settings   a rank whose SYMCOMM_P2P_LANES differs from the others':
  *                       every rank's init fails, naming the setting
+ *   test_p2p manylanes  SYMCOMM_P2P_LANES=40 (more than 32) with the slots left to
+ *                       their default: init fails naming the lanes
  *   test_p2p window     receives into windows (data moves once, straight from
  *                       the sender), mixed with staged ones, and a mismatch there
  * Every message carries its own data (tests/common/test_data.h: a function of
@@ -464,14 +466,36 @@ static int test_settings(void) {
   return 0;
 }
 
+/* SYMCOMM_P2P_LANES=40 alone on every rank: more lanes than a launch
+ * takes, refused as such (the slots it would need are not the caller's
+ * fault: they were left to their default). */
+static int test_too_many_lanes(void) {
+  const char *me = getenv("SYMCOMM_RANK");
+  TEST_ASSERT(me != NULL, "run under symcomm-run");
+  setenv("SYMCOMM_P2P_LANES", "40", 1);
+  unsetenv("SYMCOMM_P2P_SLOTS");
+  symcomm_result_t r = symcomm_init_from_env(&comm, NULL);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_ARGUMENT, "init gave %s", symcomm_result_string(r));
+  const char *why = symcomm_last_error(NULL);
+  TEST_ASSERT(test_contains(why, "SYMCOMM_P2P_LANES=40") && test_contains(why, "1..32"),
+              "SYMCOMM_P2P_LANES=40 with the slots left to their default was refused without "
+              "naming the lanes: %s",
+              why);
+  printf("test_p2p manylanes: rank %s refused: %s\n", me, why);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr,
-            "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup|settings\n");
+            "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup|settings|"
+            "manylanes\n");
     return 2;
   }
   if (strcmp(argv[1], "settings") == 0)
     return test_settings();
+  if (strcmp(argv[1], "manylanes") == 0)
+    return test_too_many_lanes();
   TEST_OK(symcomm_init_from_env(&comm, NULL));
   TEST_OK(symcomm_comm_rank(comm, &rank));
   TEST_OK(symcomm_comm_size(comm, &size));

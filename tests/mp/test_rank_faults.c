@@ -18,6 +18,10 @@
  *                                    SIGSTOP until the others' all-reduce timed
  *                                    out, then resumed: it must not finish that
  *                                    all-reduce, and fails too
+ *   test_rank_faults sigstop_p2p     the same during a ring of sends and receives
+ * TEST_COUNT=N sets the elements (int32) of each message or all-reduce
+ * (1000): with SYMCOMM_P2P_LANES, enough for messages in several parts, so
+ * that a rank dies or stops while every lane of a pair is mid-message.
  * In every case each rank's later calls are refused with a sentence, every
  * process exits, and nothing of the job is left (no process, no memfd).
  *
@@ -45,7 +49,8 @@
 #include "test_util.h"
 
 #define NRANKS 4
-#define COUNT 1000
+#define COUNT 1000 /* unless TEST_COUNT says otherwise */
+static int elems = COUNT;
 #define DETECT_LIMIT_S 2.0 /* the bound from the event to every rank's failure */
 
 typedef enum { REPORT_READY = 1, REPORT_FAILED, REPORT_REFUSED, REPORT_EVENT } report_kind_t;
@@ -89,7 +94,7 @@ enum { MODE_ALLREDUCE, MODE_P2P, MODE_WINDOW };
 typedef struct rank_state {
   symcomm_comm_t comm;
   symcomm_stream_t stream;
-  symcomm_window_t win; /* MODE_WINDOW: 4 buffers of COUNT, used in turn */
+  symcomm_window_t win; /* MODE_WINDOW: 4 buffers of `elems`, used in turn */
   int32_t *send, *recv;   /* device memory */
   int32_t *hsend, *hrecv; /* their host copies */
   int in_iteration; /* the iteration being waited for (atomic: the watchdog reads it) */
@@ -97,14 +102,14 @@ typedef struct rank_state {
 
 /* One all-reduce, or one step of a ring; checks what arrived. */
 static symcomm_result_t step(rank_state_t *st, int it, int mode) {
-  for (int i = 0; i < COUNT; i++)
+  for (int i = 0; i < elems; i++)
     st->hsend[i] = value(me, it, i);
-  tdev_upload(st->send, st->hsend, COUNT * sizeof(int32_t));
+  tdev_upload(st->send, st->hsend, elems * sizeof(int32_t));
   symcomm_result_t r;
   int right = (me + 1) % NRANKS, left = (me + NRANKS - 1) % NRANKS;
   /* A rank is at most 3 steps ahead of its right neighbour's reading (a
    * ring of 4): 4 buffers keep a put off the one being read. */
-  size_t slot_bytes = COUNT * sizeof(int32_t), at = (size_t)(it % 4) * slot_bytes;
+  size_t slot_bytes = elems * sizeof(int32_t), at = (size_t)(it % 4) * slot_bytes;
   if (mode == MODE_WINDOW) {
     r = symcomm_put_signal(st->win, right, at, st->send, slot_bytes, 0, 1, SYMCOMM_SIGNAL_ADD,
                            st->stream);
@@ -112,14 +117,14 @@ static symcomm_result_t step(rank_state_t *st, int it, int mode) {
       r = symcomm_wait_signal(st->win, 0, SYMCOMM_CMP_GE, (uint64_t)it + 1, st->stream);
   } else if (mode == MODE_P2P) {
     TEST_OK(symcomm_group_start());
-    r = symcomm_send(st->send, COUNT, SYMCOMM_INT32, right, st->comm, st->stream);
+    r = symcomm_send(st->send, elems, SYMCOMM_INT32, right, st->comm, st->stream);
     if (r == SYMCOMM_OK)
-      r = symcomm_recv(st->recv, COUNT, SYMCOMM_INT32, left, st->comm, st->stream);
+      r = symcomm_recv(st->recv, elems, SYMCOMM_INT32, left, st->comm, st->stream);
     symcomm_result_t end = symcomm_group_end();
     if (r == SYMCOMM_OK)
       r = end;
   } else {
-    r = symcomm_allreduce(st->send, st->recv, COUNT, SYMCOMM_INT32, SYMCOMM_SUM, st->comm,
+    r = symcomm_allreduce(st->send, st->recv, elems, SYMCOMM_INT32, SYMCOMM_SUM, st->comm,
                           st->stream);
   }
   __atomic_store_n(&st->in_iteration, it, __ATOMIC_RELEASE);
@@ -131,8 +136,8 @@ static symcomm_result_t step(rank_state_t *st, int it, int mode) {
   tdev_download(st->hrecv,
                 mode == MODE_WINDOW ? (const void *)((char *)symcomm_window_local(st->win) + at)
                                     : (const void *)st->recv,
-                COUNT * sizeof(int32_t));
-  for (int i = 0; i < COUNT; i++) {
+                elems * sizeof(int32_t));
+  for (int i = 0; i < elems; i++) {
     int32_t want = 0;
     if (mode != MODE_ALLREDUCE)
       want = value(left, it, i);
@@ -169,7 +174,7 @@ static void wait_for_byte(int fd) {
 
 static int rank_main(void) {
   const char *s = job.scenario;
-  int mode = strcmp(s, "kill_p2p") == 0    ? MODE_P2P
+  int mode = strcmp(s, "kill_p2p") == 0 || strcmp(s, "sigstop_p2p") == 0 ? MODE_P2P
              : strcmp(s, "kill_wait") == 0 ? MODE_WINDOW
                                            : MODE_ALLREDUCE;
   rank_state_t st = {.in_iteration = -1};
@@ -177,11 +182,11 @@ static int rank_main(void) {
   tdev_open(st.comm);
   TEST_OK(symcomm_stream_create(st.comm, &st.stream));
   if (mode == MODE_WINDOW)
-    TEST_OK(symcomm_window_alloc(st.comm, 4 * COUNT * sizeof(int32_t), &st.win));
-  st.send = tdev_alloc(COUNT * sizeof(int32_t));
-  st.recv = tdev_alloc(COUNT * sizeof(int32_t));
-  st.hsend = calloc(COUNT, sizeof(int32_t));
-  st.hrecv = calloc(COUNT, sizeof(int32_t));
+    TEST_OK(symcomm_window_alloc(st.comm, 4 * elems * sizeof(int32_t), &st.win));
+  st.send = tdev_alloc(elems * sizeof(int32_t));
+  st.recv = tdev_alloc(elems * sizeof(int32_t));
+  st.hsend = calloc(elems, sizeof(int32_t));
+  st.hrecv = calloc(elems, sizeof(int32_t));
   pthread_t dog;
   watchdog_t w = {.st = &st, .at_iteration = 10};
   bool with_dog = strcmp(s, "abort_thread") == 0 && me == 0;
@@ -210,7 +215,7 @@ static int rank_main(void) {
    * after a refused send) may have cleared this thread's. */
   report(REPORT_FAILED, r, it, test_now(), symcomm_last_error(st.comm));
   /* Every later call is refused with a sentence. */
-  symcomm_result_t again = symcomm_allreduce(st.send, st.recv, COUNT, SYMCOMM_INT32, SYMCOMM_SUM,
+  symcomm_result_t again = symcomm_allreduce(st.send, st.recv, elems, SYMCOMM_INT32, SYMCOMM_SUM,
                                              st.comm, st.stream);
   if (again == SYMCOMM_OK)
     again = symcomm_stream_synchronize(st.stream);
@@ -366,13 +371,13 @@ static void check(const char *scenario, const outcome_t *o, int victim, double k
     printf("%s: rank %d's abort noticed by the other ranks within %.3f s (on rank %d itself: "
            "ABORTED %.3f s after the abort)\n",
            scenario, aborter, worst, aborter, own);
-  } else if (strcmp(scenario, "sigstop") == 0) {
+  } else if (strncmp(scenario, "sigstop", 7) == 0) {
     /* The stopped rank fails too, at the latest in the all-reduce the
      * others failed first: it never finishes one they reported failed. */
     const report_t *late = &o->failed[2];
     TEST_ASSERT(late->iteration <= first_failed,
                 "rank 2 finished all-reduce #%d, which the others reported failed", first_failed);
-    printf("sigstop: the others failed in all-reduce #%d; rank 2, resumed, failed in #%d: %s\n",
+    printf("%s: the others failed in step #%d; rank 2, resumed, failed in #%d: %s\n", scenario,
            first_failed, late->iteration, late->why);
   }
 }
@@ -381,7 +386,7 @@ static int run(const char *scenario, int victim) {
   job.scenario = scenario;
   job.victim = victim;
   TEST_ASSERT(pipe(job.reports) == 0 && pipe(job.go) == 0 && pipe(job.resume) == 0);
-  if (strcmp(scenario, "sigstop") == 0)
+  if (strncmp(scenario, "sigstop", 7) == 0)
     setenv("SYMCOMM_TIMEOUT", "2", 1);
   else
     unsetenv("SYMCOMM_TIMEOUT"); /* the default, 300 s */
@@ -398,7 +403,7 @@ static int run(const char *scenario, int victim) {
   outcome_t o = {.event_t = -1};
   int failed = 0, refused = 0;
   int want_failed = NRANKS - (victim >= 0);
-  int stopped = strcmp(scenario, "sigstop") == 0 ? 2 : -1;
+  int stopped = strncmp(scenario, "sigstop", 7) == 0 ? 2 : -1;
   double kill_t = -1;
   bool on_host = true; /* the simulated backend: device memory is memfd memory */
   report_t r;
@@ -463,10 +468,15 @@ static int run(const char *scenario, int victim) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: test_rank_faults kill_coll V|kill_p2p V|kill_wait V|abort|abort_thread|sigstop\n");
+            "usage: test_rank_faults kill_coll V|kill_p2p V|kill_wait V|abort|abort_thread|sigstop|"
+            "sigstop_p2p\n");
     return 2;
   }
   srand((unsigned)getpid());
   int victim = argc > 2 ? atoi(argv[2]) : -1;
+  const char *n = getenv("TEST_COUNT");
+  if (n != NULL)
+    elems = atoi(n);
+  TEST_ASSERT(elems > 0, "TEST_COUNT=%s", n);
   return run(argv[1], victim);
 }

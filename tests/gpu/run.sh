@@ -147,6 +147,12 @@ job p2p_order_10000 90 2 "$mp/test_p2p" order
 job p2p_two_streams 60 2 "$mp/test_p2p" streams
 job p2p_size_mismatch 60 2 "$mp/test_p2p" mismatch
 job p2p_bad_args_4 60 4 "$mp/test_p2p" args
+# Lanes with small parts and chunks (many parts, many chunks a lane), and
+# call order across streams with the GPU's own lanes.
+L4="SYMCOMM_P2P_LANES=4 SYMCOMM_P2P_SLOTS=8 SYMCOMM_P2P_CHUNK_BYTES=8192 SYMCOMM_P2P_LANE_BYTES=16384"
+job p2p_lanes_sizes_4 180 4 env $L4 "$mp/test_p2p_lanes" sizes
+job p2p_lanes_mismatch_2 90 2 env $L4 "$mp/test_p2p_lanes" mismatch
+job p2p_lanes_order_3 90 3 env $L4 "$mp/test_p2p_lanes" order
 # put, signal, put_signal, wait_signal; registered windows; mistakes.
 job window_2 60 2 "$mp/test_window"
 job window_4 60 4 "$mp/test_window"

@@ -41,14 +41,15 @@ typedef struct sc_p2p_pad {
 } sc_p2p_pad_t;
 
 /* This rank's own counters about one local peer and direction, in its
- * device memory. A message's number comes from `tickets`, claimed (compare
- * and swap) by the op's lead block when it starts, whatever stream it runs
- * on; it counts modulo 2^32 and becomes the 64-bit number against the
- * pair's done counter (see sc_p2p_claim). Each other lane l of the op's
- * launch claims lane_tickets[l] alike, so that the lane's n-th claim is the
- * n-th message. The lead publishes a message that runs in several parts
- * (`go`, `print`, `direct`, `parts_left`) once its turn has come and the
- * receiver agreed; the lane that finishes the last part marks it done.
+ * device memory. A message's number comes from `tickets`, taken (an atomic
+ * add) by the op's lead block when it starts, whatever stream it runs on; it
+ * counts modulo 2^32 and becomes the 64-bit number against the pair's done
+ * counter (see sc_p2p_claim). Each other lane l of the op's launch claims
+ * lane_tickets[l] alike, so that the lane's n-th claim is the n-th message.
+ * A send's lead leaves the receiver's window buffer in `direct` at the
+ * rendezvous (its block's threads read it there); a message of several parts
+ * it publishes (`print`, `parts_left`, then `go`) once its turn has come and
+ * the receiver agreed; the lane that finishes the last part marks it done.
  * chunks[l] counts the chunks lane l's ring has carried: touched only by the
  * lane while its message runs. */
 typedef struct sc_p2p_queue {
@@ -56,7 +57,7 @@ typedef struct sc_p2p_queue {
   uint32_t parts_left; /* parts of the published message not finished yet */
   uint64_t go;         /* the published message's number + 1 (0: none yet) */
   uint64_t print;      /* which op of which launch it is (sc_p2p_print) */
-  uint64_t direct;     /* a send: the receiver's window buffer, when it asked for one */
+  uint64_t direct;     /* a send: the receiver's window buffer (0: through the ring) */
   uint32_t lane_tickets[SC_P2P_MAX_LANES]; /* [0] unused: the lead takes `tickets` */
   uint64_t chunks[SC_P2P_MAX_LANES];
 } sc_p2p_queue_t;

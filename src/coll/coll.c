@@ -169,23 +169,16 @@ static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long l
   return res;
 }
 
-/* A parameter of the collectives, else the backend's default for it. */
-static sc_result_t sc_coll_param_or(sc_param_id_t id, size_t fallback, long long *value) {
-  bool set = false;
-  SC_CHECK(sc_param_int(id, value, &set));
-  if (!set)
-    *value = (long long)fallback;
-  return SYMCOMM_OK;
-}
-
 sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes) {
-  return sc_coll_param_or(SC_PARAM_COLL_SCRATCH_BYTES, view->ops->scratch_bytes, bytes);
+  return sc_param_int_or(SC_PARAM_COLL_SCRATCH_BYTES, (long long)view->ops->scratch_bytes, bytes,
+                         NULL);
 }
 
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
   SC_CHECK(sc_coll_scratch_param(view, &scratch));
-  SC_CHECK(sc_coll_param_or(SC_PARAM_ONESHOT_MAX_BYTES, view->ops->oneshot_max_bytes, &oneshot));
+  SC_CHECK(sc_param_int_or(SC_PARAM_ONESHOT_MAX_BYTES, (long long)view->ops->oneshot_max_bytes,
+                           &oneshot, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
   if (ll < 0 || ll > (1 << 20))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,

@@ -34,24 +34,15 @@ typedef struct sc_p2p_settings {
   long long chunk_bytes, slots, lanes, lane_bytes;
 } sc_p2p_settings_t;
 
-/* A setting, else the backend's default for it (*set: whether it was set). */
-static sc_result_t sc_p2p_param_or(sc_param_id_t id, long long fallback, long long *value,
-                                   bool *set) {
-  SC_CHECK(sc_param_int(id, value, set));
-  if (!*set)
-    *value = fallback;
-  return SYMCOMM_OK;
-}
-
 static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *s) {
   const sc_backend_ops_t *ops = view->ops;
-  bool chunk_set, slots_set, lanes_set, lane_bytes_set;
-  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_CHUNK_BYTES, (long long)ops->p2p_chunk_bytes,
-                           &s->chunk_bytes, &chunk_set));
-  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_SLOTS, ops->p2p_slots, &s->slots, &slots_set));
-  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANES, ops->p2p_lanes, &s->lanes, &lanes_set));
-  SC_CHECK(sc_p2p_param_or(SC_PARAM_P2P_LANE_BYTES, (long long)ops->p2p_lane_bytes,
-                           &s->lane_bytes, &lane_bytes_set));
+  bool slots_set, lanes_set;
+  SC_CHECK(sc_param_int_or(SC_PARAM_P2P_CHUNK_BYTES, (long long)ops->p2p_chunk_bytes,
+                           &s->chunk_bytes, NULL));
+  SC_CHECK(sc_param_int_or(SC_PARAM_P2P_SLOTS, ops->p2p_slots, &s->slots, &slots_set));
+  SC_CHECK(sc_param_int_or(SC_PARAM_P2P_LANES, ops->p2p_lanes, &s->lanes, &lanes_set));
+  SC_CHECK(sc_param_int_or(SC_PARAM_P2P_LANE_BYTES, (long long)ops->p2p_lane_bytes,
+                           &s->lane_bytes, NULL));
   /* A launch has a group of lanes per peer (and direction, where blocks run
    * at once): by default no more than 128 blocks in all, which a GPU keeps
    * resident together (a lane waits for its lead and its peer's lane). */

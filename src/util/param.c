@@ -60,6 +60,16 @@ sc_result_t sc_param_int(sc_param_id_t id, long long *value, bool *is_set) {
   return SYMCOMM_OK;
 }
 
+sc_result_t sc_param_int_or(sc_param_id_t id, long long fallback, long long *value, bool *is_set) {
+  bool set = false;
+  SC_CHECK(sc_param_int(id, value, &set));
+  if (!set)
+    *value = fallback;
+  if (is_set != NULL)
+    *is_set = set;
+  return SYMCOMM_OK;
+}
+
 sc_result_t sc_param_milliseconds(sc_param_id_t id, int64_t *ms) {
   const char *text = sc_param_string(id);
   if (text == NULL)

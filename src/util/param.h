@@ -38,6 +38,9 @@ const char *sc_param_string(sc_param_id_t id);
 /* Parses the value (or the default) as an integer; INVALID_ARGUMENT naming the
  * variable when it is not one. *value is untouched when neither is set. */
 sc_result_t sc_param_int(sc_param_id_t id, long long *value, bool *is_set);
+/* The same, with `fallback` (a caller's default, such as the backend's) when
+ * the variable is not set; is_set may be NULL. */
+sc_result_t sc_param_int_or(sc_param_id_t id, long long fallback, long long *value, bool *is_set);
 /* Parses seconds (decimals allowed) into milliseconds; same rules as sc_param_int. */
 sc_result_t sc_param_milliseconds(sc_param_id_t id, int64_t *ms);
 

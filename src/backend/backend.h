@@ -66,10 +66,11 @@ typedef struct sc_backend_ops {
    * own group of blocks. */
   bool blocks_at_once;
   /* ---- send/recv within a host (src/transport/p2p.c): SYMCOMM_P2P_CHUNK_BYTES,
-   * _SLOTS, _LANES and _LANE_BYTES when they are not set */
+   * _SLOTS, _LANES, _LANE_BYTES and _EAGER_BYTES when they are not set */
   size_t p2p_chunk_bytes;
   uint32_t p2p_slots, p2p_lanes;
   size_t p2p_lane_bytes;
+  size_t p2p_eager_bytes;
 
   /* ---- device */
   /* OK when this backend can run here; else UNSUPPORTED, quietly, with the

@@ -40,9 +40,8 @@
  * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of
  * back-to-back calls, with a larger call before them all) would pass for
  * the current call's if the peer's push had not landed yet: accepted, and
- * noted as a follow-up (clear the region at the wrap).
- *
- * Words are packed little-endian (x86 and NVIDIA GPUs both are). */
+ * noted as a follow-up (clear the region at the wrap). The line's format:
+ * device/ll_line.h. */
 #ifndef SC_DEVICE_COLL_LL_H
 #define SC_DEVICE_COLL_LL_H
 
@@ -57,49 +56,10 @@
  * another tag than this call's. */
 #define SC_LL_TAG_DIFFERS 250
 
-SC_DEV_FN uint64_t sc_ll_word(uint32_t data, uint32_t flag) { return (uint64_t)flag << 32 | data; }
-
-/* Bytes [8l, 8l + 8) of buf, those at or past `bytes` as 0. */
-SC_DEV_FN uint64_t sc_ll_take(const void *buf, uint64_t l, uint64_t bytes) {
-  const unsigned char *p = (const unsigned char *)buf + l * SC_LL_LINE_DATA;
-  uint64_t left = bytes - l * SC_LL_LINE_DATA, v = 0;
-  if (left >= SC_LL_LINE_DATA && ((uintptr_t)p & 7) == 0) {
-#ifdef __CUDA_ARCH__
-    return *(const uint64_t *)p;
-#else
-    memcpy(&v, p, sizeof(v));
-    return v;
-#endif
-  }
-  for (uint64_t i = 0; i < SC_LL_LINE_DATA && i < left; i++)
-    v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
-
-/* v into bytes [8l, 8l + 8) of buf, stopping at `bytes`. */
-SC_DEV_FN void sc_ll_give(void *buf, uint64_t l, uint64_t bytes, uint64_t v) {
-  unsigned char *p = (unsigned char *)buf + l * SC_LL_LINE_DATA;
-  uint64_t left = bytes - l * SC_LL_LINE_DATA;
-  if (left >= SC_LL_LINE_DATA && ((uintptr_t)p & 7) == 0) {
-#ifdef __CUDA_ARCH__
-    *(uint64_t *)p = v;
-#else
-    memcpy(p, &v, sizeof(v));
-#endif
-    return;
-  }
-  for (uint64_t i = 0; i < SC_LL_LINE_DATA && i < left; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* What a rank pushes to rank r: block r of its input for reduce-scatter and
  * all-to-all (blockwise), all of it otherwise. */
 SC_DEV_FN const void *sc_ll_input(const sc_coll_args_t *a, int blockwise, int r) {
   return blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)r * a->count, a->elem) : a->sendbuf;
-}
-
-SC_DEV_FN void sc_ll_push(uint64_t *line, uint64_t v, uint32_t flag) {
-  sc_dev_ll_store(line, sc_ll_word((uint32_t)v, flag), sc_ll_word((uint32_t)(v >> 32), flag));
 }
 
 /* Waits until `line`, from rank src, carries `flag`; its 8 data bytes go to

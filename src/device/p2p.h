@@ -4,15 +4,17 @@
  * together; the group's first block is the lead, the others its lanes.
  *
  * Memory. Every rank has a p2p window (mapped by its host's other ranks): a
- * pad, then one staging ring per peer for the data that peer sends it:
- * `slots` chunks of `chunk_bytes`, slots / lanes of them for each lane. In
- * rank R's pad, the lines about peer P (index = P's local rank) are:
+ * pad, then one eager slot per peer (device/p2p_eager.h), then one staging
+ * ring per peer for the data that peer sends it: `slots` chunks of
+ * `chunk_bytes`, slots / lanes of them for each lane. In rank R's pad, the
+ * lines about peer P (index = P's local rank) are:
  *   ready[l]   chunks P has put in lane l of R's ring for P   written by P
  *   ack[l]     chunks of lane l of R's that P has taken out   written by P
  *   cts        receives P has posted for R's sends      written by P
  *   cts_bytes  size of P's newest posted receive         written by P
  *   err_bytes  size of P's send when P refused R's receive   written by P
  *   gave_up    why P marked the pair failed (a relay mark)   written by P
+ *   eager_ack  R's eager messages P took (or refused)       written by P
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
  * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets, its
@@ -35,6 +37,10 @@
  *            sizes); for each chunk g of lane p: wait ack[p] >= g + 1 - the
  *            lane's slots (the slot is free), copy into R's slot, set
  *            ready[p] = g + 1.
+ * A message of at most eager_bytes goes eagerly instead: no rendezvous, no
+ * ring, its data pushed with flags into the receiver's eager slot for the
+ * sender (device/p2p_eager.h, which also says how sizes that differ across
+ * the threshold fail on both sides).
  * A receive into a window (its id and offset in the communicator's window
  * table) says so with its size; the send then copies straight into that
  * buffer, once, and raises each lane's ready past its part's chunks at once.
@@ -56,13 +62,15 @@
  * later block of its launch (the simulated backend runs them one after
  * another): lanes wait for their lead, and the host never puts two ops of one
  * pair and direction in a launch with lanes (the lead's second would wait for
- * its first's lanes).
+ * its first's lanes). A launch whose messages are all of one part has groups
+ * of one block (args.width): its leads take the lanes' tickets for them.
  *
  * Threads: the leader claims, waits and stores flags; its verdicts reach the
  * block through sc_dev_share, and all threads copy. */
 #ifndef SC_DEVICE_P2P_H
 #define SC_DEVICE_P2P_H
 
+#include "device/p2p_eager.h"
 #include "device/p2p_layout.h"
 #include "device/runtime.h"
 #include "device/status.h"
@@ -72,6 +80,7 @@ enum {
   SC_P2P_PHASE_ORDER,     /* the lead: the previous message of the queue is done */
   SC_P2P_PHASE_HANDSHAKE, /* the lead: the rendezvous */
   SC_P2P_PHASE_PUBLISHED, /* a lane: its message is published */
+  SC_P2P_PHASE_EAGER,     /* an eager message: pushed, or waited for (device/p2p_eager.h) */
   SC_P2P_PHASE_CHUNKS,
   SC_P2P_PHASE_FINISH
 };
@@ -86,8 +95,43 @@ typedef struct sc_p2p_cursor {
   uint64_t chunk; /* chunks done */
   uint64_t at, len; /* its part of the message */
   uint32_t parts;
+  int eager;      /* the message goes eagerly (its size, device/p2p_eager.h) */
   char *direct;   /* send: the receiver's window buffer, when it asked for one */
 } sc_p2p_cursor_t;
+
+/* What a block works with, read from the descriptor once: the protocol's
+ * stores and atomics carry a memory clobber, after which the compiler would
+ * read the descriptor's fields again, each read a trip to memory (a group
+ * has one peer, so its pads and slots are known from the start). */
+typedef struct sc_p2p_here {
+  sc_p2p_pad_t *my_pad, *peer_pad;
+  sc_p2p_peer_lines_t *mine, *theirs; /* my lines about the peer, the peer's about me */
+  uint64_t *slot_here;  /* the peer's eager slot in my window */
+  uint64_t *slot_there; /* mine in the peer's */
+  char *ring_here;      /* the peer's ring in my window */
+  char *ring_there;     /* mine in the peer's */
+  uint64_t chunk_bytes, lane_bytes, eager_bytes;
+  uint32_t slots, lanes, spl; /* spl: slots of a lane */
+} sc_p2p_here_t;
+
+SC_DEV_FN void sc_p2p_here_read(const sc_p2p_desc_t *d, int peer, sc_p2p_here_t *h) {
+  int me = d->local_rank;
+  h->my_pad = d->pads[me];
+  h->peer_pad = d->pads[peer];
+  h->mine = &h->my_pad->peer[peer];
+  h->theirs = &h->peer_pad->peer[me];
+  h->slot_here = sc_p2p_eager_slot(d, h->my_pad, peer);
+  h->slot_there = sc_p2p_eager_slot(d, h->peer_pad, me);
+  h->chunk_bytes = d->chunk_bytes;
+  h->lane_bytes = d->lane_bytes;
+  h->eager_bytes = d->eager_bytes;
+  h->slots = d->slots;
+  h->lanes = d->lanes;
+  h->spl = d->lanes > 0 ? d->slots / d->lanes : 0;
+  uint64_t ring_bytes = d->chunk_bytes * d->slots;
+  h->ring_here = (char *)h->my_pad + d->ring_offset + (uint64_t)peer * ring_bytes;
+  h->ring_there = (char *)h->peer_pad + d->ring_offset + (uint64_t)me * ring_bytes;
+}
 
 SC_DEV_FN uint64_t sc_p2p_count(uint64_t line) { return line & ~SC_SLOT_ERROR; }
 
@@ -117,7 +161,7 @@ SC_DEV_FN uint64_t sc_p2p_widen(uint32_t t, uint64_t done) {
 /* A number for the op starting now on a queue: its ticket, widened. Only
  * this GPU's blocks take tickets and write done: this GPU's scope. */
 SC_DEV_FN uint64_t sc_p2p_claim(uint32_t *tickets, const uint64_t *done) {
-  uint32_t t = sc_dev_count_own32(tickets);
+  uint32_t t = sc_dev_ticket_own32(tickets);
   return sc_p2p_widen(t, sc_p2p_count(sc_dev_load_own(done)));
 }
 
@@ -204,6 +248,20 @@ SC_DEV_FN int sc_p2p_refused(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return -1;
 }
 
+/* ERROR in a send's cts or eager_ack (leader): the receiver refused this
+ * message for its size (device/p2p_eager.h), or the pair failed. Returns -1
+ * (err filled). */
+SC_DEV_FN int sc_p2p_send_failed(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                 const sc_p2p_peer_lines_t *mine, const sc_p2p_op_t *op,
+                                 uint64_t msg, sc_dev_error_t *err) {
+  uint64_t want = 0;
+  if (!sc_dev_stopped(ctx) && sc_p2p_eager_refused(mine, msg, &want)) {
+    sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)want);
+    return -1;
+  }
+  return sc_p2p_peer_failed(ctx, d, mine, op, msg, err);
+}
+
 /* The leader's verdict on the block: 1 go on, 0 wait, -1 failed. */
 #define SC_P2P_VERDICT(ctx, r)                                                                     \
   do {                                                                                             \
@@ -220,7 +278,7 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
                                     sc_dev_error_t *err) {
   uint64_t cts = sc_dev_load(&mine->cts.value);
   if (cts & SC_SLOT_ERROR)
-    return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+    return sc_p2p_send_failed(ctx, d, mine, op, c->msg, err);
   if (cts < c->msg + 1)
     return 0;
   /* What the receiver stored before cts, which the acquire above made visible. */
@@ -243,6 +301,58 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
     c->direct = base + offset;
   }
   return 1;
+}
+
+/* An eager send waits for the receiver's verdict (leader): taken (1), not
+ * yet (0), or failed (-1): refused, the pair failed, or the receive posted a
+ * rendezvous for a larger size, which this send refuses. */
+SC_DEV_FN int sc_p2p_eager_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                 const sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
+                                 const sc_p2p_op_t *op, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+  uint64_t ack = sc_dev_load(&mine->eager_ack.value);
+  if (ack & SC_SLOT_ERROR)
+    return sc_p2p_send_failed(ctx, d, mine, op, c->msg, err);
+  if (ack >= c->msg + 1)
+    return 1;
+  uint64_t cts = sc_dev_load(&mine->cts.value);
+  if (!(cts & SC_SLOT_ERROR) && cts < c->msg + 1)
+    return 0;
+  /* Since the ack was read, the receiver may have taken this message and
+   * posted the rendezvous of its next one: it acked before that cts, whose
+   * release the acquire above has seen. */
+  ack = sc_dev_load(&mine->eager_ack.value);
+  if (!(ack & SC_SLOT_ERROR) && ack >= c->msg + 1)
+    return 1;
+  int r = sc_p2p_send_handshake(ctx, d, mine, theirs, op, c, err);
+  if (r == 1) { /* a rendezvous of the same size: the ranks' thresholds differ */
+    err->kind = SC_DEV_BAD_ARGS;
+    err->a = SC_PROGRAM_P2P;
+    r = -1;
+  }
+  return r;
+}
+
+/* An eager receive's verdict after every thread looked (leader): whether
+ * all its lines came (`whole`) and the header's size (`sent`, UINT64_MAX:
+ * not there yet). Arrived (1), not yet (0), or failed (-1: the sender gave
+ * up, on this message too: it never finishes one the sender reported
+ * failed; or it sent another size, refused here). */
+SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                   const sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
+                                   const sc_p2p_op_t *op, uint64_t msg, int whole, uint64_t sent,
+                                   sc_dev_error_t *err) {
+  if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
+    sc_dev_acquire(); /* the refusal's size, stored before the mark */
+    return sc_p2p_refused(ctx, d, mine, op, msg, err);
+  }
+  if (sent == UINT64_MAX)
+    return 0;
+  if (sent != op->bytes) {
+    sc_p2p_eager_refuse(theirs, op->bytes, msg);
+    sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
+    return -1;
+  }
+  return whole;
 }
 
 /* A lane waits for its message (leader): published (1), not yet (0), or failed (-1: the pair failed, or the message
@@ -270,6 +380,11 @@ SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const 
 SC_DEV_FN void sc_p2p_part_done(const sc_p2p_desc_t *d, sc_p2p_queue_t *q, uint32_t lane,
                                 const sc_p2p_cursor_t *c, uint64_t nchunks, uint64_t *done,
                                 sc_p2p_pad_t *my_pad) {
+  if (c->eager) { /* one part, no ring: nothing another block reads is ordered by done */
+    sc_dev_store_own(done, c->msg + 1);
+    sc_dev_ring(&my_pad->bell);
+    return;
+  }
   sc_dev_store_own(&q->chunks[lane], c->base + nchunks); /* before the count's release */
   if (c->parts > 1 && sc_dev_count_down_own32(&q->parts_left) != 1)
     return;
@@ -280,29 +395,35 @@ SC_DEV_FN void sc_p2p_part_done(const sc_p2p_desc_t *d, sc_p2p_queue_t *q, uint3
 /* Advances the cursor of one direction as far as it can go without waiting,
  * on every thread alike. Returns 1 if it moved, 0 if it must wait, -1 on
  * failure (err filled by the leader). */
-SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t group,
-                             uint32_t lane, int kind, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
+                             uint32_t group, uint32_t lane, int kind, sc_p2p_cursor_t *c,
+                             sc_dev_error_t *err) {
   sc_p2p_desc_t *d = a->desc;
   int leader = sc_dev_leader(ctx);
   int send = kind == SC_P2P_SEND;
   int moved = 0;
+  sc_p2p_pad_t *my_pad = h->my_pad, *peer_pad = h->peer_pad;
+  sc_p2p_peer_lines_t *mine = h->mine, *theirs = h->theirs;
+  uint64_t *done = send ? &mine->sends_done.value : &mine->recvs_done.value;
+  uint32_t spl = h->spl;
   while (c->op < a->nops) {
     const sc_p2p_op_t *op = &a->ops[c->op];
-    sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[op->peer];
-    sc_p2p_peer_lines_t *mine = &my_pad->peer[op->peer];
-    sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
     sc_p2p_queue_t *q = &d->pair[op->peer].queue[kind];
-    uint64_t *done = send ? &mine->sends_done.value : &mine->recvs_done.value;
-    uint32_t spl = d->slots / d->lanes; /* slots of a lane */
-    uint64_t nchunks = sc_p2p_chunks(c->len, d->chunk_bytes);
+    uint64_t nchunks = sc_p2p_chunks(c->len, h->chunk_bytes);
     int r = 1;
     if (c->phase == SC_P2P_PHASE_CLAIM) {
-      c->parts = sc_p2p_parts(op->bytes, d->lane_bytes, d->lanes);
+      c->parts = sc_p2p_parts(op->bytes, h->lane_bytes, h->lanes);
       sc_p2p_part(op->bytes, lane, c->parts, &c->at, &c->len);
       c->chunk = 0;
       c->direct = 0;
+      c->eager = sc_p2p_eager(op->bytes, h->eager_bytes);
       if (leader)
         c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
+      /* A launch of groups of one block: no lane comes for its ticket, so
+       * that the lanes' n-th claims stay the n-th messages. */
+      if (leader && a->width == 1)
+        for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
+          sc_dev_skip_own32(&q->lane_tickets[l]);
       if (lane > 0 && lane >= c->parts) { /* the ticket taken, nothing to move */
         c->op = sc_p2p_next(a, group, kind, c->op + 1);
         moved = 1;
@@ -316,7 +437,46 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
                                 : v >= c->msg;
       }
       SC_P2P_VERDICT(ctx, r);
+      /* A rendezvous send's header, for a receive that went eagerly. */
+      if (leader && send && !c->eager && h->eager_bytes > 0) {
+        sc_p2p_eager_header(h->slot_there, op->bytes, c->msg);
+        sc_dev_ring(&peer_pad->bell);
+      }
       c->phase = SC_P2P_PHASE_HANDSHAKE;
+    } else if (c->phase == SC_P2P_PHASE_HANDSHAKE && c->eager) {
+      if (send) {
+        sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, c->msg);
+        sc_dev_ring(&peer_pad->bell);
+      }
+      c->phase = SC_P2P_PHASE_EAGER;
+    } else if (c->phase == SC_P2P_PHASE_EAGER) {
+      if (send) {
+        if (leader) {
+          r = sc_p2p_eager_acked(ctx, d, mine, theirs, op, c, err);
+          for (int i = 0; r == 0 && i < SC_DEV_QUICK_POLLS; i++)
+            r = sc_p2p_eager_acked(ctx, d, mine, theirs, op, c, err);
+        }
+        SC_P2P_VERDICT(ctx, r);
+      } else {
+        uint64_t sent = UINT64_MAX, *slot = h->slot_here, v;
+        /* The header comes after the data lines: its flag first, alone. */
+        for (int i = 0; leader && i < SC_DEV_QUICK_POLLS; i++)
+          if (sc_ll_read(sc_p2p_eager_line(slot, 0), sc_ll_flag(c->msg), &v))
+            break;
+        int whole = sc_p2p_eager_arrived(ctx, slot, op->bytes, c->msg, &sent);
+        if (leader)
+          r = sc_p2p_eager_verdict(ctx, d, mine, theirs, op, c->msg, whole, sent, err);
+        SC_P2P_VERDICT(ctx, r);
+        sc_p2p_eager_copy(ctx, slot, op->buf, op->bytes);
+        sc_dev_sync(ctx);
+        if (leader) {
+          /* The slot is read: the sender may reuse it. No fence: nothing
+           * this rank wrote must reach the sender first. */
+          sc_dev_store_relaxed(&theirs->eager_ack.value, c->msg + 1);
+          sc_dev_ring(&peer_pad->bell);
+        }
+      }
+      c->phase = SC_P2P_PHASE_FINISH;
     } else if (c->phase == SC_P2P_PHASE_HANDSHAKE) {
       if (leader && !send) {
         /* One release, cts's, orders the three before it: each release at
@@ -386,12 +546,10 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
       c->phase = SC_P2P_PHASE_FINISH;
     } else {
       uint64_t g = c->base + c->chunk;
-      uint64_t offset = c->chunk * d->chunk_bytes;
-      uint64_t len = c->len - offset < d->chunk_bytes ? c->len - offset : d->chunk_bytes;
-      uint64_t ring_bytes = d->chunk_bytes * d->slots;
-      char *ring = send ? (char *)peer_pad + d->ring_offset + (uint64_t)d->local_rank * ring_bytes
-                        : (char *)my_pad + d->ring_offset + (uint64_t)op->peer * ring_bytes;
-      char *slot = ring + ((uint64_t)lane * spl + g % spl) * d->chunk_bytes;
+      uint64_t cb = h->chunk_bytes;
+      uint64_t offset = c->chunk * cb;
+      uint64_t len = c->len - offset < cb ? c->len - offset : cb;
+      char *slot = (send ? h->ring_there : h->ring_here) + ((uint64_t)lane * spl + g % spl) * cb;
       char *buf = (char *)op->buf + c->at + offset;
       if (leader && send) {
         uint64_t ack = sc_dev_load(&mine->ack[lane].value);
@@ -432,7 +590,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, uint32_t
 SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
                                   const sc_dev_error_t *why) {
   uint64_t mark = why != 0 ? sc_dev_relay_mark(why, a->desc->rank, (int)why->a) : 0;
-  uint32_t lanes = a->desc->lanes > 0 ? a->desc->lanes : 1;
+  uint32_t lanes = a->width > 0 ? a->width : 1;
   for (uint32_t i = 0; i < a->nops && i < SC_P2P_MAX_OPS; i++)
     if (((uint32_t)a->ops[i].block + 1) * lanes > first_block)
       sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark);
@@ -445,7 +603,7 @@ SC_DEV_FN int sc_p2p_stuck(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c) {
 
 SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_error_t *err) {
   sc_p2p_desc_t *d = a->desc;
-  uint32_t lanes = d->lanes, block = sc_dev_block(ctx);
+  uint32_t lanes = a->width, block = sc_dev_block(ctx);
   uint32_t group = lanes > 0 ? block / lanes : 0, lane = lanes > 0 ? block % lanes : 0;
   int leader = sc_dev_leader(ctx);
   sc_guard_t guard = d->guard;
@@ -453,16 +611,28 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     guard.call = a->call;
     guard.seq = a->seq;
   }
-  int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
-  sc_p2p_cursor_t c[2];
-  int peer = -1, bad = d->chunk_bytes == 0 || lanes < 1 || lanes > SC_P2P_MAX_LANES ||
-                      d->slots < lanes || a->nops > SC_P2P_MAX_OPS;
+  /* The group's peer from the arguments, then what the block reads of the
+   * descriptor, in flight while sc_dev_begin reads the stop word. */
+  int peer = -1, bad = a->nops > SC_P2P_MAX_OPS;
   for (uint32_t i = 0; i < a->nops && !bad; i++) {
     if (a->ops[i].block != group)
       continue;
-    bad = (peer >= 0 && a->ops[i].peer != peer) || a->ops[i].peer == d->local_rank ||
-          a->ops[i].peer >= SC_MAX_LOCAL_RANKS || a->ops[i].kind > SC_P2P_RECV;
+    bad = (peer >= 0 && a->ops[i].peer != peer) || a->ops[i].peer >= SC_MAX_LOCAL_RANKS ||
+          a->ops[i].kind > SC_P2P_RECV;
     peer = a->ops[i].peer;
+  }
+  sc_p2p_here_t h;
+  if (!bad && peer >= 0)
+    sc_p2p_here_read(d, peer, &h);
+  int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
+  sc_p2p_cursor_t c[2];
+  if (!bad && peer >= 0) {
+    bad = h.chunk_bytes == 0 || h.lanes < 1 || h.lanes > SC_P2P_MAX_LANES || h.slots < h.lanes ||
+          (lanes != 1 && lanes != h.lanes) || h.eager_bytes > h.lane_bytes ||
+          peer == d->local_rank;
+    /* Groups of one block hold messages of one part only. */
+    for (uint32_t i = 0; i < a->nops && !bad && lanes == 1; i++)
+      bad = sc_p2p_parts(a->ops[i].bytes, h.lane_bytes, h.lanes) > 1;
   }
   if (bad) {
     if (leader) {
@@ -478,9 +648,10 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     c[kind].phase = SC_P2P_PHASE_CLAIM;
     c[kind].msg = c[kind].base = c[kind].chunk = c[kind].at = c[kind].len = 0;
     c[kind].parts = 1;
+    c[kind].eager = 0;
     c[kind].direct = 0;
   }
-  sc_p2p_pad_t *my_pad = d->pads[d->local_rank];
+  sc_p2p_pad_t *my_pad = h.my_pad;
   if (stopped) { /* the communicator failed before: none of these will meet their peers */
     if (leader) {
       const sc_p2p_op_t *op = &a->ops[c[sc_p2p_stuck(a, c)].op];
@@ -495,7 +666,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;
     int moved = 0;
     for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
-      int r = sc_p2p_advance(ctx, a, group, lane, kind, &c[kind], err);
+      int r = sc_p2p_advance(ctx, a, &h, group, lane, kind, &c[kind], err);
       if (r < 0) {
         if (leader) { /* recorded before the poison can reach another stream's wait */
           sc_dev_publish_early(ctx, err);

@@ -32,8 +32,15 @@ typedef struct sc_p2p_peer_lines {
   sc_p2p_line_t cts_window, cts_offset; /* where the receive wants the data, if in a window */
   sc_p2p_line_t sends_done, recvs_done;
   sc_p2p_line_t gave_up; /* why the peer marked the pair failed (device/status.h relay mark) */
+  sc_p2p_line_t eager_ack; /* eager messages the peer took: number + 1, or a refusal
+                              (SC_P2P_EAGER_REFUSED: the peer's size) */
   sc_p2p_line_t ready[SC_P2P_MAX_LANES], ack[SC_P2P_MAX_LANES]; /* a pair of counters per lane */
 } sc_p2p_peer_lines_t;
+
+/* In eager_ack: the receiver refused an eager message (or the header of a
+ * larger one) for its size; with SC_SLOT_ERROR and the receiver's size in
+ * the low bits. */
+#define SC_P2P_EAGER_REFUSED (1ull << 62)
 
 typedef struct sc_p2p_pad {
   sc_doorbell_t bell;
@@ -76,6 +83,9 @@ typedef struct sc_p2p_desc {
   int32_t ranks[SC_MAX_LOCAL_RANKS];      /* each local rank's rank in the communicator */
   uint64_t chunk_bytes;
   uint64_t ring_offset; /* of the first ring in a p2p window */
+  uint64_t eager_offset; /* of the first eager slot in a p2p window (one per peer) */
+  uint64_t eager_stride; /* bytes from one peer's eager slot to the next */
+  uint64_t eager_bytes;  /* messages of up to this many bytes go eagerly (0: none) */
   uint64_t lane_bytes;  /* a message runs in one part per lane_bytes, up to `lanes` parts */
   uint32_t slots;       /* of a pair's ring: lane l has slots / lanes of them, from l x that */
   uint32_t lanes;       /* blocks per peer in a launch, 1..SC_P2P_MAX_LANES, at most slots */
@@ -109,6 +119,9 @@ typedef struct sc_p2p_args {
   uint32_t nops;
   int32_t call; /* the collective (sc_call_t) the launch is a step of, for sentences; 0: none */
   uint64_t seq; /* ... and its number */
+  uint32_t width; /* blocks of a group in this launch: desc->lanes, or 1 where every op is
+                     one part (its lead then takes the lanes' tickets for them) */
+  uint32_t reserved;
   sc_p2p_op_t ops[SC_P2P_MAX_OPS];
 } sc_p2p_args_t;
 
@@ -134,6 +147,15 @@ SC_P2P_FN void sc_p2p_part(uint64_t bytes, uint32_t p, uint32_t parts, uint64_t 
   *at = lo < bytes ? lo : bytes;
   *len = (hi < bytes ? hi : bytes) - *at;
 }
+
+/* Whether a message goes eagerly: each side decides from its own size, so
+ * that sizes that differ across the threshold still meet (device/p2p_eager.h). */
+SC_P2P_FN int sc_p2p_eager(uint64_t bytes, uint64_t eager_bytes) {
+  return eager_bytes > 0 && bytes <= eager_bytes;
+}
+
+/* LL lines of an eager slot for `bytes`: the header, then 8 bytes a line. */
+SC_P2P_FN uint64_t sc_p2p_eager_lines(uint64_t bytes) { return 1 + (bytes + 7) / 8; }
 
 SC_P2P_FN uint64_t sc_p2p_args_bytes(uint32_t nops) {
   return (uint64_t)offsetof(sc_p2p_args_t, ops) + (uint64_t)nops * sizeof(sc_p2p_op_t);

@@ -37,6 +37,11 @@
  *   uint32_t sc_dev_count_own32(uint32_t *p);        atomic increment among the
  *       blocks of one launch (acq_rel, this GPU only): the value before it
  *   uint32_t sc_dev_count_down_own32(uint32_t *p);   atomic decrement, the same
+ *   uint32_t sc_dev_ticket_own32(uint32_t *p);       atomic increment among this
+ *       GPU's blocks with no order to anything else (a number to take: what
+ *       it guards is ordered by the taker's later acquire): the value before it
+ *   void sc_dev_skip_own32(uint32_t *p);             the same, not waiting for
+ *       the value (what the launch's end orders is enough)
  *   uint64_t sc_dev_load_poll(const uint64_t *p);    a load in a polling loop:
  *       relaxed (several can be in flight); after the loop,
  *   void sc_dev_acquire(void);                       makes what the writers of
@@ -60,6 +65,9 @@
  *       data is there
  *   int sc_dev_any(sc_dev_ctx_t *ctx, int v);        block-wide (every thread
  *       calls it): the non-zero v of some thread, or 0 when every v is 0
+ *   SC_DEV_QUICK_POLLS  how many times a leader may look again at once at
+ *       what it waits for before going back to the program's wait (0
+ *       where waits sleep: the simulated backend spins nowhere else)
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for
  *   void sc_dev_copy(sc_dev_ctx_t *ctx, void *dst, const void *src, size_t n);

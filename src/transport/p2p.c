@@ -14,9 +14,10 @@ _Static_assert(SC_MAX_LOCAL_RANKS <= 64 && 2 * SC_MAX_LOCAL_RANKS <= 255,
 
 struct sc_p2p {
   sc_comm_view_t *view;
-  sc_window_t *win;    /* buffer: the pad, then one ring per local peer */
+  sc_window_t *win;    /* buffer: the pad, then an eager slot and a ring per local peer */
   sc_p2p_desc_t *desc; /* device memory */
-  uint32_t lanes;      /* blocks per group in a launch */
+  uint32_t lanes;      /* blocks per group in a launch of messages of several parts */
+  uint64_t lane_bytes; /* a part of a message */
   bool split;          /* a group per peer and direction (blocks run at once) */
   /* For sc_p2p_order_event: one per local peer and direction ([kind][peer]),
    * so that each event is recorded along one queue's chain of streams only,
@@ -31,7 +32,7 @@ struct sc_p2p {
 /* The ring's layout and how messages split into lanes: the same on every
  * rank (each writes into the others' rings where they expect it). */
 typedef struct sc_p2p_settings {
-  long long chunk_bytes, slots, lanes, lane_bytes;
+  long long chunk_bytes, slots, lanes, lane_bytes, eager_bytes;
 } sc_p2p_settings_t;
 
 static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *s) {
@@ -43,6 +44,9 @@ static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *
   SC_CHECK(sc_param_int_or(SC_PARAM_P2P_LANES, ops->p2p_lanes, &s->lanes, &lanes_set));
   SC_CHECK(sc_param_int_or(SC_PARAM_P2P_LANE_BYTES, (long long)ops->p2p_lane_bytes,
                            &s->lane_bytes, NULL));
+  bool eager_set;
+  SC_CHECK(sc_param_int_or(SC_PARAM_P2P_EAGER_BYTES, (long long)ops->p2p_eager_bytes,
+                           &s->eager_bytes, &eager_set));
   /* A launch has a group of lanes per peer (and direction, where blocks run
    * at once): by default no more than 128 blocks in all, which a GPU keeps
    * resident together (a lane waits for its lead and its peer's lane). */
@@ -73,6 +77,15 @@ static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *
   if (s->lane_bytes < 4096 || s->lane_bytes > (1ll << 40))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
                     "SYMCOMM_P2P_LANE_BYTES=%lld is not 4096 to 1 TiB", s->lane_bytes);
+  /* An eager message is one part (device/p2p_eager.h): a default gives way
+   * to smaller parts. */
+  if (!eager_set && s->eager_bytes > s->lane_bytes)
+    s->eager_bytes = s->lane_bytes;
+  if (s->eager_bytes < 0 || s->eager_bytes > s->lane_bytes || s->eager_bytes > (1ll << 20))
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                    "SYMCOMM_P2P_EAGER_BYTES=%lld is not 0 to 1 MiB and at most "
+                    "SYMCOMM_P2P_LANE_BYTES=%lld (an eager message is one part)",
+                    s->eager_bytes, s->lane_bytes);
   return SYMCOMM_OK;
 }
 
@@ -87,18 +100,38 @@ static sc_result_t sc_p2p_agree(sc_comm_view_t *view, const sc_p2p_settings_t *m
     if (memcmp(&all[r], mine, sizeof(*mine)) != 0)
       res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_P2P,
                      "ranks set send/recv apart: rank %d has SYMCOMM_P2P_CHUNK_BYTES=%lld "
-                     "SYMCOMM_P2P_SLOTS=%lld SYMCOMM_P2P_LANES=%lld SYMCOMM_P2P_LANE_BYTES=%lld, "
-                     "rank %d has %lld, %lld, %lld and %lld (set them alike on every rank)",
-                     me, mine->chunk_bytes, mine->slots, mine->lanes, mine->lane_bytes, r,
-                     all[r].chunk_bytes, all[r].slots, all[r].lanes, all[r].lane_bytes);
+                     "SYMCOMM_P2P_SLOTS=%lld SYMCOMM_P2P_LANES=%lld SYMCOMM_P2P_LANE_BYTES=%lld "
+                     "SYMCOMM_P2P_EAGER_BYTES=%lld, rank %d has %lld, %lld, %lld, %lld and %lld "
+                     "(set them alike on every rank)",
+                     me, mine->chunk_bytes, mine->slots, mine->lanes, mine->lane_bytes,
+                     mine->eager_bytes, r, all[r].chunk_bytes, all[r].slots, all[r].lanes,
+                     all[r].lane_bytes, all[r].eager_bytes);
   free(all);
   return res;
+}
+
+/* Where things are in a p2p window: the pad, one eager slot per peer (the
+ * header line and the lines of the largest eager message), one ring per peer. */
+typedef struct sc_p2p_window_layout {
+  size_t eager_offset, eager_stride, ring_offset, bytes;
+} sc_p2p_window_layout_t;
+
+static void sc_p2p_window_layout(const sc_p2p_settings_t *set, size_t peers,
+                                 sc_p2p_window_layout_t *at) {
+  at->eager_offset = (sizeof(sc_p2p_pad_t) + 255) / 256 * 256;
+  at->eager_stride =
+      set->eager_bytes > 0
+          ? ((size_t)sc_p2p_eager_lines((uint64_t)set->eager_bytes) * SC_LL_LINE_BYTES + 255) /
+                256 * 256
+          : 0;
+  at->ring_offset = (at->eager_offset + peers * at->eager_stride + 4095) / 4096 * 4096;
+  at->bytes = at->ring_offset + peers * (size_t)set->chunk_bytes * (size_t)set->slots;
 }
 
 /* What the program works from: the windows of this host's ranks as mapped
  * here, and zeroed counters. */
 static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, const sc_p2p_settings_t *set,
-                                    size_t ring_offset) {
+                                    const sc_p2p_window_layout_t *at) {
   const sc_comm_view_t *view = p->view;
   sc_p2p_desc_t *host = calloc(1, sizeof(*host));
   if (host == NULL)
@@ -112,7 +145,10 @@ static sc_result_t sc_p2p_make_desc(sc_p2p_t *p, const sc_p2p_settings_t *set,
     host->ranks[l] = r;
   }
   host->chunk_bytes = (uint64_t)set->chunk_bytes;
-  host->ring_offset = ring_offset;
+  host->ring_offset = at->ring_offset;
+  host->eager_offset = at->eager_offset;
+  host->eager_stride = at->eager_stride;
+  host->eager_bytes = (uint64_t)set->eager_bytes;
   host->slots = (uint32_t)set->slots;
   host->lanes = (uint32_t)set->lanes;
   host->lane_bytes = (uint64_t)set->lane_bytes;
@@ -139,18 +175,19 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   SC_CHECK_GOTO(sc_p2p_agree(view, &set), res, fail);
   p->view = view;
   p->lanes = (uint32_t)set.lanes;
+  p->lane_bytes = (uint64_t)set.lane_bytes;
   p->split = view->ops->blocks_at_once;
   SC_INFO(SC_P2P,
-          "send/recv within the host: %lld lanes a peer, a part per %lld bytes, a ring of %lld "
-          "chunks of %lld bytes a peer",
-          set.lanes, set.lane_bytes, set.slots, set.chunk_bytes);
-  size_t ring_offset = (sizeof(sc_p2p_pad_t) + 4095) / 4096 * 4096;
-  size_t ring_bytes = (size_t)set.chunk_bytes * (size_t)set.slots;
-  /* Every rank's window has the same size (windows are collective): rings
-   * for as many peers as the largest host has. Unused rings cost nothing. */
-  size_t n = (size_t)view->max_local_size;
-  SC_CHECK_GOTO(sc_window_create(view, ring_offset + n * ring_bytes, NULL, 0, &p->win), res, fail);
-  SC_CHECK_GOTO(sc_p2p_make_desc(p, &set, ring_offset), res, fail);
+          "send/recv within the host: up to %lld bytes eagerly, else %lld lanes a peer, a part "
+          "per %lld bytes, a ring of %lld chunks of %lld bytes a peer",
+          set.eager_bytes, set.lanes, set.lane_bytes, set.slots, set.chunk_bytes);
+  /* Every rank's window has the same size (windows are collective): slots
+   * and rings for as many peers as the largest host has. Unused ones cost
+   * nothing. */
+  sc_p2p_window_layout_t at;
+  sc_p2p_window_layout(&set, (size_t)view->max_local_size, &at);
+  SC_CHECK_GOTO(sc_window_create(view, at.bytes, NULL, 0, &p->win), res, fail);
+  SC_CHECK_GOTO(sc_p2p_make_desc(p, &set, &at), res, fail);
   for (int kind = 0; kind < 2; kind++)
     for (int l = 0; l < view->local_size; l++)
       if (l != view->local_rank)
@@ -211,7 +248,9 @@ void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t byt
  * from peer to peer, so a group has one peer; there its sends and receives
  * advance together. Where blocks run at once (CUDA) nothing waits for a block
  * to start, and each direction of a peer has a group of its own: a block
- * that copies its sends and its receives in turn moves each at half speed. */
+ * that copies its sends and its receives in turn moves each at half speed.
+ * A launch whose messages are all of one part has groups of one block (the
+ * lanes would only take their tickets and leave). */
 void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
                   size_t *args_bytes, uint32_t *blocks) {
   const sc_comm_view_t *view = p->view;
@@ -221,10 +260,16 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
     uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
     present[key * ways + (ways == 2 ? ops[i].kind : 0)] = true;
   }
+  uint32_t width = 1;
+  for (int i = 0; i < n; i++)
+    if (sc_p2p_parts(ops[i].bytes, p->lane_bytes, p->lanes) > 1)
+      width = p->lanes;
   args->desc = p->desc;
   args->nops = (uint32_t)n;
   args->call = 0;
   args->seq = 0;
+  args->width = width;
+  args->reserved = 0;
   uint8_t group_of[2 * SC_MAX_LOCAL_RANKS];
   uint32_t groups = 0;
   for (uint32_t k = 0; k < keys * ways; k++)
@@ -235,7 +280,7 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
     args->ops[i].block = group_of[key * ways + (ways == 2 ? ops[i].kind : 0)];
   }
   *args_bytes = (size_t)sc_p2p_args_bytes((uint32_t)n);
-  *blocks = groups * p->lanes;
+  *blocks = groups * width;
 }
 
 sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,

@@ -15,8 +15,9 @@
 
 typedef struct sc_p2p sc_p2p_t;
 
-/* Collective: every rank's p2p window (a pad and a staging ring per local
- * peer, SYMCOMM_P2P_SLOTS chunks of SYMCOMM_P2P_CHUNK_BYTES shared by its lanes; memory is only
+/* Collective: every rank's p2p window (a pad, then per local peer an eager
+ * slot for SYMCOMM_P2P_EAGER_BYTES and a staging ring of SYMCOMM_P2P_SLOTS
+ * chunks of SYMCOMM_P2P_CHUNK_BYTES shared by its lanes; memory is only
  * used where a pair actually sends) and this rank's descriptor in device
  * memory. Not needed when alone on the host. */
 sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **p2p);
@@ -37,7 +38,8 @@ void sc_p2p_op_make(const sc_p2p_t *p2p, int kind, int peer, void *buf, size_t b
                     sc_p2p_op_t *op);
 
 /* The argument block and grid of one launch of ops[0..n), n <= SC_P2P_MAX_OPS:
- * a group of SYMCOMM_P2P_LANES blocks per peer, in an order both sides of each pair agree on (see
+ * a group of SYMCOMM_P2P_LANES blocks per peer (of one block where every
+ * message is one part), in an order both sides of each pair agree on (see
  * p2p.c). Launching the same block again performs the next exchange. */
 void sc_p2p_build(const sc_p2p_t *p2p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
                   size_t *args_bytes, uint32_t *blocks);

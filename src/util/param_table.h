@@ -45,6 +45,8 @@ SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, NULL,
          "chunks a staging ring holds, shared among the lanes: how far a sender may run ahead of its receiver (default: the backend's, 4 on simulated GPUs, 32 on GPUs, and at least 2 per lane); the same on every rank")
 SC_PARAM(P2P_LANES, "SYMCOMM_P2P_LANES", INT, NULL,
          "blocks that move one peer's messages within a host, 1 to 32, at most SYMCOMM_P2P_SLOTS (default: the backend's, 1 on simulated GPUs, 16 on GPUs, at most the slots); the same on every rank")
+SC_PARAM(P2P_EAGER_BYTES, "SYMCOMM_P2P_EAGER_BYTES", INT, NULL,
+         "a message within a host of at most this many bytes goes eagerly: pushed with flags in its data, no rendezvous (0: never; at most SYMCOMM_P2P_LANE_BYTES and 1 MiB; default: the backend's, 16 KiB on simulated GPUs, 32 KiB on GPUs); the same on every rank")
 SC_PARAM(P2P_LANE_BYTES, "SYMCOMM_P2P_LANE_BYTES", INT, NULL,
          "a message within a host runs in one part per this many bytes, each on its own lane, up to SYMCOMM_P2P_LANES parts (default: the backend's, 1 MiB on simulated GPUs, 64 KiB on GPUs); the same on every rank")
 

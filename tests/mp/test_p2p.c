@@ -22,6 +22,10 @@
  *                       launch holds, several blocks each, no deadlock
  *   test_p2p settings   a rank whose SYMCOMM_P2P_LANES differs from the others':
  *                       every rank's init fails, naming the setting
+ *   test_p2p eagerdiffers  the same with SYMCOMM_P2P_EAGER_BYTES (equal sizes
+ *                       would otherwise meet in two protocols)
+ *   test_p2p eagertoobig   SYMCOMM_P2P_EAGER_BYTES above SYMCOMM_P2P_LANE_BYTES:
+ *                       init fails naming both
  *   test_p2p manylanes  SYMCOMM_P2P_LANES=40 (more than 32) with the slots left to
  *                       their default: init fails naming the lanes
  *   test_p2p window     receives into windows (data moves once, straight from
@@ -125,8 +129,11 @@ static void ring_burst(symcomm_stream_t stream, int n, size_t bytes) {
 
 static void test_sizes(symcomm_stream_t stream) {
   size_t chunk = chunk_bytes();
-  const size_t sizes[] = {0,         1,         7,     4095,          chunk - 1,
-                          chunk,     chunk + 1, 4 * chunk + 1, 1u << 20, (64u << 20) + 3};
+  /* 16 and 32 KiB: the eager limit by default (simulated GPUs and GPUs). */
+  const size_t sizes[] = {0,         1,         7,         4095,          16383,
+                          16384,     16385,     32767,     32768,         32769,
+                          chunk - 1, chunk,     chunk + 1, 4 * chunk + 1, 1u << 20,
+                          (64u << 20) + 3};
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
     for (size_t misalign = 0; misalign <= (sizes[i] < (1u << 20) ? 3 : 1); misalign += 3)
       ring_step(stream, sizes[i], misalign);
@@ -456,19 +463,17 @@ static void test_window(symcomm_stream_t stream) {
   TEST_OK(symcomm_window_free(win));
 }
 
-/* Before init: rank 1 splits messages otherwise than the others, which
- * would put its parts where they do not look. */
-static int test_settings(void) {
+/* Before init: rank 1 sets `name` otherwise than the others (it would split
+ * messages, or pick their protocol, otherwise than its peers expect). */
+static int test_settings(const char *name, const char *mine, const char *theirs) {
   const char *me = getenv("SYMCOMM_RANK");
   TEST_ASSERT(me != NULL, "run under symcomm-run");
-  if (atoi(me) == 1)
-    setenv("SYMCOMM_P2P_LANES", "2", 1);
-  else
-    setenv("SYMCOMM_P2P_LANES", "1", 1);
+  setenv(name, atoi(me) == 1 ? mine : theirs, 1);
   symcomm_result_t r = symcomm_init_from_env(&comm, NULL);
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "init gave %s", symcomm_result_string(r));
   const char *why = symcomm_last_error(NULL);
-  TEST_ASSERT(test_contains(why, "SYMCOMM_P2P_LANES") && test_contains(why, "alike on every rank"),
+  TEST_ASSERT(test_contains(why, name) && test_contains(why, "alike on every rank") &&
+                  test_contains(why, mine) && test_contains(why, theirs),
               "%s", why);
   printf("test_p2p settings: rank %s refused: %s\n", me, why);
   return 0;
@@ -493,15 +498,34 @@ static int test_too_many_lanes(void) {
   return 0;
 }
 
+/* SYMCOMM_P2P_EAGER_BYTES=8192 with SYMCOMM_P2P_LANE_BYTES=4096 on every
+ * rank: an eager message must be one part. */
+static int test_eager_too_big(void) {
+  setenv("SYMCOMM_P2P_EAGER_BYTES", "8192", 1);
+  setenv("SYMCOMM_P2P_LANE_BYTES", "4096", 1);
+  symcomm_result_t r = symcomm_init_from_env(&comm, NULL);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_ARGUMENT, "init gave %s", symcomm_result_string(r));
+  const char *why = symcomm_last_error(NULL);
+  TEST_ASSERT(test_contains(why, "SYMCOMM_P2P_EAGER_BYTES=8192") &&
+                  test_contains(why, "SYMCOMM_P2P_LANE_BYTES=4096"),
+              "%s", why);
+  printf("test_p2p eagertoobig: refused: %s\n", why);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr,
             "usage: test_p2p sizes|ring|order|streams|mismatch|args|window|alltoall|biggroup|settings|"
-            "manylanes\n");
+            "eagerdiffers|eagertoobig|manylanes\n");
     return 2;
   }
   if (strcmp(argv[1], "settings") == 0)
-    return test_settings();
+    return test_settings("SYMCOMM_P2P_LANES", "2", "1");
+  if (strcmp(argv[1], "eagerdiffers") == 0)
+    return test_settings("SYMCOMM_P2P_EAGER_BYTES", "100", "4000");
+  if (strcmp(argv[1], "eagertoobig") == 0)
+    return test_eager_too_big();
   if (strcmp(argv[1], "manylanes") == 0)
     return test_too_many_lanes();
   TEST_OK(symcomm_init_from_env(&comm, NULL));

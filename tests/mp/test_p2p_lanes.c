@@ -9,7 +9,9 @@
  *                            one-part and many-part messages queued back to
  *                            back, grouped and one way
  *   test_p2p_lanes mismatch  many-part receives of another size than the send
- *                            (many-part or one-part), into plain memory and into
+ *                            (many-part or one-part), and sizes on either side
+ *                            of SYMCOMM_P2P_EAGER_BYTES (one side eager, or both),
+ *                            into plain memory and into
  *                            a window: both sides fail naming both sizes, and
  *                            nothing is written (each case on a fresh split of
  *                            the communicator: a failed pair is not used again)
@@ -57,7 +59,7 @@ static size_t setting(const char *name, size_t fallback) {
   TEST_ASSERT(0, "no parameter %s", name);
 }
 
-static size_t lanes, lane_bytes, chunk, lane_slots;
+static size_t lanes, lane_bytes, chunk, lane_slots, eager;
 
 static void read_settings(bool need_lanes) {
   lanes = setting("SYMCOMM_P2P_LANES", 1);
@@ -70,6 +72,12 @@ static void read_settings(bool need_lanes) {
               "SYMCOMM_P2P_LANES > 1 (it is %zu)",
               lanes);
   lane_slots = slots / lanes;
+  /* Not among the four a GPU run must set: its default gives way to the part. */
+  int unset = settings_unset;
+  eager = setting("SYMCOMM_P2P_EAGER_BYTES", tdev_cuda() ? 32u << 10 : 16u << 10);
+  if (settings_unset > unset && eager > lane_bytes)
+    eager = lane_bytes;
+  settings_unset = unset;
 }
 
 /* One grouped ring step: `bytes` to the right, from the left, the send buffer
@@ -160,6 +168,11 @@ static void test_sizes(symcomm_stream_t stream) {
   const size_t small[] = {0, 1, 63, 64, 65, 4095, 4097};
   for (size_t i = 0; i < sizeof(small) / sizeof(small[0]); i++)
     sizes[n++] = small[i];
+  if (eager > 0) {
+    sizes[n++] = eager - 1;
+    sizes[n++] = eager;
+    sizes[n++] = eager + 1;
+  }
   for (size_t k = 1; k <= lanes + 1 && n + 3 <= 40; k++) { /* k parts, then capped at lanes */
     sizes[n++] = k * lb - 1;
     sizes[n++] = k * lb;
@@ -255,6 +268,16 @@ static void test_mismatch(void) {
   mismatch_case(lanes * lb + 64, 100, false);           /* many against one */
   mismatch_case(3 * lb + 5, 2 * lb + 1, true);          /* into a window */
   mismatch_case(2 * lb, 4 * lb + 128, true);
+  if (eager > 0) { /* around the eager limit: either side, or both, eagerly */
+    mismatch_case(eager, eager + 1, false);
+    mismatch_case(eager + 1, eager, false);
+    mismatch_case(eager - 1, eager, false);
+    mismatch_case(eager, 1, true);
+    mismatch_case(0, eager, false);
+    mismatch_case(eager, 0, false);
+    mismatch_case(eager + 1, eager, true);
+    mismatch_case(eager, 3 * lb + 5, false); /* eager against many parts */
+  }
 }
 
 /* (4 ranks) One group of rank 0's many-part sends to ranks 1, 2 and 3 (its

@@ -35,6 +35,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .p2p_slots = 32,
     .p2p_lanes = 16,
     .p2p_lane_bytes = 64 << 10,
+    .p2p_eager_bytes = 32 << 10,
 
     .available = sc_cuda_available,
     .device_open = sc_cuda_device_open,

@@ -18,6 +18,9 @@
 #include "device/runtime.h"
 
 #define SC_CUDA_POLLS_PER_CHECK 2048u
+/* A leader's quick re-checks of what it waits for before the program's
+ * wait (runtime.h): a round of the wait costs several block-wide syncs. */
+#define SC_DEV_QUICK_POLLS 64
 #define SC_CUDA_NAP_NS 100u
 
 typedef struct sc_dev_ctx {
@@ -143,6 +146,17 @@ SC_DEV_FN uint32_t sc_dev_count_own32(uint32_t *p) {
   uint32_t old;
   asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
   return old;
+}
+
+/* Relaxed: an acq_rel atomic at GPU scope costs a fence on each side. */
+SC_DEV_FN uint32_t sc_dev_ticket_own32(uint32_t *p) {
+  uint32_t old;
+  asm volatile("atom.relaxed.gpu.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
+  return old;
+}
+
+SC_DEV_FN void sc_dev_skip_own32(uint32_t *p) {
+  asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(p) : "memory");
 }
 
 SC_DEV_FN uint32_t sc_dev_count_down_own32(uint32_t *p) {

@@ -26,6 +26,8 @@
  * seen within this; the cost is one futex timeout per slice of a long wait. */
 #define SC_HOST_SLEEP_SLICE_MS 25
 #define SC_HOST_YIELDS 64
+/* Waits sleep on the bell here: no spinning outside them (runtime.h). */
+#define SC_DEV_QUICK_POLLS 0
 
 typedef struct sc_dev_ctx {
   sc_guard_t guard;         /* of the running program (sc_dev_begin) */
@@ -129,6 +131,12 @@ static inline uint64_t sc_dev_load_own_acquire(const uint64_t *p) {
 static inline void sc_dev_store_own_release(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
+
+static inline uint32_t sc_dev_ticket_own32(uint32_t *p) {
+  return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+}
+
+static inline void sc_dev_skip_own32(uint32_t *p) { (void)__atomic_fetch_add(p, 1, __ATOMIC_RELAXED); }
 
 static inline uint32_t sc_dev_count_down_own32(uint32_t *p) {
   return __atomic_fetch_sub(p, 1, __ATOMIC_ACQ_REL);

@@ -1,0 +1,108 @@
+/* Eager messages of the P2P program (device/p2p.h): a message of at most
+ * desc->eager_bytes goes without a rendezvous, its data in LL lines
+ * (device/ll_line.h) whose flags say it arrived.
+ *
+ * Each rank's p2p window has an eager slot per peer: a header line, then one
+ * line per 8 bytes of the largest eager message. For message n from S to R:
+ *   send:    put the data lines, then the header (the sender's size), all
+ *            with flag sc_ll_flag(n), into R's slot for S; then wait for R's
+ *            verdict in S's pad: eager_ack = n + 1 (taken), or a refusal.
+ *   receive: wait until the header and every data line carry the flag
+ *            (the sender did not give up on it: no ERROR in ready[0]), copy
+ *            the data to the buffer, then set eager_ack = n + 1 in S's pad.
+ * The slot is free again when the ack comes: the sender's next message
+ * waits for this one to be done (the queue's order), so one slot per pair
+ * and direction is enough, and a line still holding message n - 1's flag
+ * is told from message n's.
+ *
+ * Each side picks the protocol from its own size, so sizes that differ
+ * across the threshold must still meet, and fail on both sides naming both
+ * sizes:
+ *   - eager receive, header of another size (either protocol: a rendezvous
+ *     send writes its header too): the receiver puts its size in cts_bytes
+ *     and a refusal (SC_SLOT_ERROR | SC_P2P_EAGER_REFUSED | n + 1) in
+ *     eager_ack, and fails; the sender finds the refusal (an eager one in its
+ *     wait, a rendezvous one once the failed receive's poison reaches cts).
+ *   - eager send, rendezvous receive: the receive posts cts as always and
+ *     waits for data; the eager sender's wait sees that cts and refuses it
+ *     as a rendezvous send refuses a receive of another size.
+ * The flag repeats after 2^32 - 1 messages of a pair: a line left from a
+ * message that many before would pass for the current one's if the sender's
+ * store had not landed yet (as for the collectives' LL lines). */
+#ifndef SC_DEVICE_P2P_EAGER_H
+#define SC_DEVICE_P2P_EAGER_H
+
+#include "device/ll_line.h"
+#include "device/p2p_layout.h"
+
+/* The eager slot for messages from local rank `from`, in `owner`'s window. */
+SC_DEV_FN uint64_t *sc_p2p_eager_slot(const sc_p2p_desc_t *d, sc_p2p_pad_t *owner, int from) {
+  return (uint64_t *)((char *)owner + d->eager_offset + (uint64_t)from * d->eager_stride);
+}
+
+/* Line l of a slot: 0 the header, 1 + i the data's bytes [8i, 8i + 8). */
+SC_DEV_FN uint64_t *sc_p2p_eager_line(uint64_t *slot, uint64_t l) {
+  return slot + l * (SC_LL_LINE_BYTES / 8);
+}
+
+/* The header alone (leader): a rendezvous send's, for an eager receive. */
+SC_DEV_FN void sc_p2p_eager_header(uint64_t *slot, uint64_t bytes, uint64_t msg) {
+  sc_ll_push(sc_p2p_eager_line(slot, 0), bytes, sc_ll_flag(msg));
+}
+
+/* The sender puts message msg (every thread; the header after the data). */
+SC_DEV_FN void sc_p2p_eager_put(sc_dev_ctx_t *ctx, uint64_t *slot, const void *buf,
+                                uint64_t bytes, uint64_t msg) {
+  uint32_t flag = sc_ll_flag(msg);
+  uint64_t lines = sc_p2p_eager_lines(bytes) - 1;
+  for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))
+    sc_ll_push(sc_p2p_eager_line(slot, 1 + l), sc_ll_take(buf, l, bytes), flag);
+  sc_dev_sync(ctx);
+  if (sc_dev_leader(ctx))
+    sc_p2p_eager_header(slot, bytes, msg);
+}
+
+/* One look at message msg in the slot (every thread): whether every data
+ * line of a `bytes` message carries its flag; the leader also reads the
+ * header: the sender's size, or UINT64_MAX when it is not there yet.
+ * Nothing is written: a message refused for its size leaves the buffer as
+ * it was. */
+SC_DEV_FN int sc_p2p_eager_arrived(sc_dev_ctx_t *ctx, uint64_t *slot, uint64_t bytes, uint64_t msg,
+                                   uint64_t *sent) {
+  uint32_t flag = sc_ll_flag(msg);
+  uint64_t lines = sc_p2p_eager_lines(bytes) - 1, v;
+  int missing = 0;
+  for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))
+    missing |= !sc_ll_read(sc_p2p_eager_line(slot, 1 + l), flag, &v);
+  if (sc_dev_leader(ctx))
+    *sent = sc_ll_read(sc_p2p_eager_line(slot, 0), flag, &v) ? v : UINT64_MAX;
+  return !sc_dev_any(ctx, missing);
+}
+
+/* The message's data, all arrived, into buf (every thread). */
+SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, uint64_t bytes) {
+  uint64_t lines = sc_p2p_eager_lines(bytes) - 1, w0, w1;
+  for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx)) {
+    sc_dev_ll_load(sc_p2p_eager_line(slot, 1 + l), &w0, &w1);
+    sc_ll_give(buf, l, bytes, (w0 & 0xffffffffu) | w1 << 32);
+  }
+}
+
+/* The receiver refuses message msg for its size (leader): the sender finds
+ * `bytes` in cts_bytes under the refusal. */
+SC_DEV_FN void sc_p2p_eager_refuse(sc_p2p_peer_lines_t *theirs, uint64_t bytes, uint64_t msg) {
+  sc_dev_store_relaxed(&theirs->cts_bytes.value, bytes);
+  sc_dev_store(&theirs->eager_ack.value, SC_SLOT_ERROR | SC_P2P_EAGER_REFUSED | (msg + 1));
+}
+
+/* The receiver's refusal of message msg, if eager_ack holds one: its size
+ * in *want. */
+SC_DEV_FN int sc_p2p_eager_refused(const sc_p2p_peer_lines_t *mine, uint64_t msg, uint64_t *want) {
+  uint64_t ack = sc_dev_load(&mine->eager_ack.value);
+  if (ack != (SC_SLOT_ERROR | SC_P2P_EAGER_REFUSED | (msg + 1)))
+    return 0;
+  *want = sc_dev_load(&mine->cts_bytes.value);
+  return 1;
+}
+
+#endif

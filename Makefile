@@ -65,8 +65,10 @@ RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 # The CUDA backend: libsymcomm_cuda.so, which libsymcomm.so loads with dlopen
 # when SYMCOMM_BACKEND picks CUDA (src/backend/backend_select.c). Its host
 # side is plain C (cc, with cuda.h for types only: nothing links libcuda or
-# libcudart); its kernels are compiled once by nvcc into a fatbin (Hopper code
-# plus PTX for later GPUs) that the object embeds. Only the plain build makes
+# libcudart); its kernels are compiled by nvcc, a fatbin (Hopper code plus
+# PTX for later GPUs) per file of src/backend/cuda/kernels/, which the object
+# embeds (a change to one device program rebuilds its file only; the files
+# build in parallel). Only the plain build makes
 # it: the sanitizer builds reuse nothing of it and run without a CUDA backend
 # (SYMCOMM_CUDA_BACKEND_PATH may name the plain build's). Without nvcc the
 # build says so and goes on without it (SYMCOMM_BACKEND=auto then uses host).
@@ -75,11 +77,12 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NVCC_FLAGS := -std=c++17 -O3 -Werror all-warnings -Isrc -Iinclude \
               -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 CUDA_LIB := $(BUILD)/lib/libsymcomm_cuda.so
-CUDA_FATBIN := $(BUILD)/obj/src/backend/cuda/cuda_kernels.fatbin
+CUDA_KERNEL_NAMES := $(patsubst src/backend/cuda/kernels/%.cu,%,$(wildcard src/backend/cuda/kernels/*.cu))
+CUDA_FATBINS := $(CUDA_KERNEL_NAMES:%=$(BUILD)/obj/src/backend/cuda/kernels/%.fatbin)
 # What the backend shares with the library is compiled into it again: pure
 # functions (sentences of device errors, their result codes), no state.
 CUDA_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/backend/cuda/*.c) src/device/describe.c \
-               src/backend/dev_result.c) $(BUILD)/obj/src/backend/cuda/cuda_fatbin.o
+               src/backend/dev_result.c) $(CUDA_FATBINS:%=%.o)
 ifneq ($(NVCC),)
 ifeq ($(SAN),0)
 CUDA_TARGET := $(CUDA_LIB)
@@ -114,15 +117,21 @@ $(SHLIB): $(LIB_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libsymcomm.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	$(Q)ln -sf libsymcomm.so $(BUILD)/lib/libsymcomm.so.0
 
-$(CUDA_FATBIN): src/backend/cuda/cuda_kernels.cu Makefile
+$(BUILD)/obj/src/backend/cuda/kernels/%.fatbin: src/backend/cuda/kernels/%.cu Makefile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCC_FLAGS) -fatbin -MMD -MF $@.d -o $@ $<
 
-$(BUILD)/obj/src/backend/cuda/cuda_fatbin.o: src/backend/cuda/cuda_fatbin.S $(CUDA_FATBIN)
-	@mkdir -p $(dir $@)
+$(BUILD)/obj/src/backend/cuda/kernels/%.fatbin.o: $(BUILD)/obj/src/backend/cuda/kernels/%.fatbin \
+                                                  src/backend/cuda/cuda_fatbin.S
 	@$(if $(Q),echo "  AS      $<")
-	$(Q)$(CC) -c -DSC_CUDA_FATBIN_PATH='"$(CUDA_FATBIN)"' -o $@ $<
+	$(Q)$(CC) -c -DSC_CUDA_FATBIN_PATH='"$<"' -DSC_CUDA_FATBIN_NAME=sc_cuda_fatbin_$* \
+	  -o $@ src/backend/cuda/cuda_fatbin.S
+
+# The module loader learns the fatbins' names from the build (one per kernel file).
+$(BUILD)/obj/src/backend/cuda/cuda_module.o: $(CUDA_FATBINS:%=%.o)
+$(BUILD)/obj/src/backend/cuda/cuda_module.o: CFLAGS_ALL += \
+  -DSC_CUDA_FATBINS='$(foreach k,$(CUDA_KERNEL_NAMES),SC_CUDA_FATBIN($(k)))'
 
 # -z defs: everything it uses of libsymcomm comes through its entry's services.
 $(CUDA_LIB): $(CUDA_OBJS)

@@ -22,13 +22,16 @@ typedef enum sc_cuda_args_mode { SC_CUDA_ARGS_EXACT = 0, SC_CUDA_ARGS_UPTO = 1 }
 /* A program has one kernel, or one per variant: the COLL program one per
  * path (SC_COLL_PATH_*), each holding only that path's code. */
 #define SC_CUDA_MAX_VARIANTS SC_COLL_PATH_COUNT
+/* Fatbins of kernels, one per file of src/backend/cuda/kernels/. */
+#define SC_CUDA_MAX_MODULES 16
 
 typedef struct sc_cuda_program {
-  const char *kernel[SC_CUDA_MAX_VARIANTS]; /* extern "C" names in cuda_kernels.cu */
+  const char *kernel[SC_CUDA_MAX_VARIANTS]; /* extern "C" names in kernels/ */
   int variants;                             /* how many (1: one kernel) */
   size_t args_bytes;       /* EXACT: sizeof its struct; UPTO: its header's */
   sc_cuda_args_mode_t mode;
   unsigned threads;        /* 1: the program is written for one thread */
+  const char *file[SC_CUDA_MAX_VARIANTS]; /* the kernels/ file (without .cu) of each */
 } sc_cuda_program_t;
 
 /* The program table (cuda_programs.c); NULL for a program this build has no kernel for. */
@@ -57,7 +60,7 @@ struct sc_device {
   size_t granularity;
   bool fd_handles; /* POSIX fd handles for cuMemCreate; else CUDA IPC (cuMemAlloc) */
   char busid[32];
-  CUmodule module;
+  CUmodule modules[SC_CUDA_MAX_MODULES]; /* one per kernel file (cuda_module.c) */
   CUfunction fn[SC_PROGRAM_COUNT][SC_CUDA_MAX_VARIANTS];
   size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernels' first parameter, as compiled */
   sc_cuda_record_page_t *pages;

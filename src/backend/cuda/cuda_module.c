@@ -1,22 +1,67 @@
-/* The kernels: a fatbin (sm_90 code and compute_90 PTX) that the build
- * embeds in this shared object (cuda_fatbin.S), loaded into a device's
- * context when it opens, one kernel per device program. */
+/* The kernels: a fatbin (sm_90 code and compute_90 PTX) per file of
+ * src/backend/cuda/kernels/, each embedded in this shared object
+ * (cuda_fatbin.S) and loaded as a module into a device's context when it
+ * opens; each kernel is looked up in the module of the file the program
+ * table names (cuda_programs.c). */
 #include <stdint.h>
+#include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
 
-extern const unsigned char sc_cuda_fatbin[];
-extern const unsigned char sc_cuda_fatbin_end[];
+/* The build names the fatbins: SC_CUDA_FATBINS is SC_CUDA_FATBIN(file) for
+ * each kernel file (Makefile). */
+#ifndef SC_CUDA_FATBINS
+#error "build cuda_module.c through the Makefile: it names the kernel fatbins (SC_CUDA_FATBINS)"
+#endif
+#define SC_CUDA_FATBIN(name)                                                                       \
+  extern const unsigned char sc_cuda_fatbin_##name[];                                              \
+  extern const unsigned char sc_cuda_fatbin_##name##_end[];
+SC_CUDA_FATBINS
+#undef SC_CUDA_FATBIN
+
+static const struct {
+  const unsigned char *start, *end;
+  const char *name;
+} sc_cuda_fatbins[] = {
+#define SC_CUDA_FATBIN(name) {sc_cuda_fatbin_##name, sc_cuda_fatbin_##name##_end, #name},
+    SC_CUDA_FATBINS
+#undef SC_CUDA_FATBIN
+};
+#define SC_CUDA_NFATBINS (sizeof(sc_cuda_fatbins) / sizeof(sc_cuda_fatbins[0]))
+_Static_assert(SC_CUDA_NFATBINS <= SC_CUDA_MAX_MODULES, "more kernel files than modules");
+
+/* The kernel `name` from the module of kernel file `file`. */
+static sc_result_t sc_cuda_module_find(sc_device_t *device, const char *name, const char *file,
+                                       const char *program, CUfunction *fn) {
+  for (size_t m = 0; m < SC_CUDA_NFATBINS; m++)
+    if (file != NULL && strcmp(sc_cuda_fatbins[m].name, file) == 0)
+      return SC_CU(cuModuleGetFunction, (fn, device->modules[m], name),
+                   "finding kernel %s of program %s in kernels/%s.cu", name, program, file);
+  return SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
+                  "libsymcomm_cuda.so has no kernel file %s for kernel %s of program %s: the "
+                  "kernels and the library were built from different sources",
+                  file != NULL ? file : "(none)", name, program);
+}
 
 sc_result_t sc_cuda_module_load(sc_device_t *device) {
-  size_t bytes = (size_t)(sc_cuda_fatbin_end - sc_cuda_fatbin);
-  if (bytes < 16)
-    return SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
-                    "the kernels embedded in libsymcomm_cuda.so are missing (%zu bytes)", bytes);
-  SC_CHECK(SC_CU(cuModuleLoadData, (&device->module, sc_cuda_fatbin),
-                 "loading symcomm's kernels (%zu bytes of sm_90 code and compute_90 PTX) on "
-                 "device %d (a GPU older than Hopper, or a driver that cannot JIT this PTX, fails here)",
-                 bytes, device->ordinal));
+  for (size_t m = 0; m < SC_CUDA_NFATBINS; m++) {
+    size_t bytes = (size_t)(sc_cuda_fatbins[m].end - sc_cuda_fatbins[m].start);
+    sc_result_t res = SYMCOMM_OK;
+    if (bytes < 16)
+      res = SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
+                     "the kernels %s embedded in libsymcomm_cuda.so are missing (%zu bytes)",
+                     sc_cuda_fatbins[m].name, bytes);
+    if (res == SYMCOMM_OK)
+      res = SC_CU(cuModuleLoadData, (&device->modules[m], sc_cuda_fatbins[m].start),
+                  "loading symcomm's kernels %s (%zu bytes of sm_90 code and compute_90 PTX) on "
+                  "device %d (a GPU older than Hopper, or a driver that cannot JIT this PTX, "
+                  "fails here)",
+                  sc_cuda_fatbins[m].name, bytes, device->ordinal);
+    if (res != SYMCOMM_OK) {
+      sc_cuda_module_unload(device);
+      return res;
+    }
+  }
   sc_result_t res = SYMCOMM_OK;
   for (int p = 0; p < SC_PROGRAM_COUNT && res == SYMCOMM_OK; p++) {
     const sc_cuda_program_t *prog = sc_cuda_program((sc_program_t)p);
@@ -25,8 +70,8 @@ sc_result_t sc_cuda_module_load(sc_device_t *device) {
     size_t want = prog->mode == SC_CUDA_ARGS_EXACT ? prog->args_bytes : SC_LAUNCH_ARGS_MAX;
     for (int v = 0; v < prog->variants && res == SYMCOMM_OK; v++) {
       const char *name = prog->kernel[v];
-      res = SC_CU(cuModuleGetFunction, (&device->fn[p][v], device->module, name),
-                  "finding kernel %s of program %s", name, sc_cuda_program_name((sc_program_t)p));
+      res = sc_cuda_module_find(device, name, prog->file[v], sc_cuda_program_name((sc_program_t)p),
+                                &device->fn[p][v]);
       size_t offset = 0;
       if (res == SYMCOMM_OK)
         res = SC_CU(cuFuncGetParamInfo, (device->fn[p][v], 0, &offset, &device->param_bytes[p]),
@@ -44,11 +89,13 @@ sc_result_t sc_cuda_module_load(sc_device_t *device) {
 }
 
 void sc_cuda_module_unload(sc_device_t *device) {
-  if (device->module == NULL)
-    return;
-  (void)SC_CU(cuModuleUnload, (device->module), "unloading symcomm's kernels from device %d",
-              device->ordinal);
-  device->module = NULL;
+  for (int m = 0; m < SC_CUDA_MAX_MODULES; m++) {
+    if (device->modules[m] == NULL)
+      continue;
+    (void)SC_CU(cuModuleUnload, (device->modules[m]), "unloading symcomm's kernels from device %d",
+                device->ordinal);
+    device->modules[m] = NULL;
+  }
   for (int p = 0; p < SC_PROGRAM_COUNT; p++)
     for (int v = 0; v < SC_CUDA_MAX_VARIANTS; v++)
       device->fn[p][v] = NULL;

@@ -1,15 +1,18 @@
-/* Which kernel runs each device program (cuda_kernels.cu has one per line
- * here), and how it takes its arguments. A program added to program.h gets a
- * line here and one SC_CUDA_KERNEL/SC_CUDA_SOLO_KERNEL line in the .cu. */
+/* Which kernel runs each device program (the files of kernels/ have one per
+ * line here), and how it takes its arguments. A program added to program.h
+ * gets a line here and one SC_CUDA_KERNEL/SC_CUDA_SOLO_KERNEL line in a file
+ * of kernels/. */
 #include "backend/cuda/cuda_internal.h"
 #include "device/net_layout.h"
 #include "device/p2p_layout.h"
 
 static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
-    [SC_PROGRAM_SIGNAL] = {{"sc_kernel_signal"}, 1, sizeof(sc_signal_args_t), SC_CUDA_ARGS_EXACT, 1},
-    [SC_PROGRAM_WAIT] = {{"sc_kernel_wait"}, 1, sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1},
+    [SC_PROGRAM_SIGNAL] = {{"sc_kernel_signal"}, 1, sizeof(sc_signal_args_t), SC_CUDA_ARGS_EXACT, 1,
+                           {"p2p"}},
+    [SC_PROGRAM_WAIT] = {{"sc_kernel_wait"}, 1, sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1,
+                         {"p2p"}},
     [SC_PROGRAM_P2P] = {{"sc_kernel_p2p"}, 1, offsetof(sc_p2p_args_t, ops), SC_CUDA_ARGS_UPTO,
-                        SC_CUDA_THREADS},
+                        SC_CUDA_THREADS, {"p2p"}},
     /* In the order of the SC_COLL_PATH_* bits. */
     [SC_PROGRAM_COLL] = {{"sc_kernel_coll_windows", "sc_kernel_coll_ll", "sc_kernel_coll_split",
                           "sc_kernel_coll_oneshot", "sc_kernel_coll_twoshot",
@@ -17,11 +20,14 @@ static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
                          SC_COLL_PATH_COUNT,
                          sizeof(sc_coll_args_t),
                          SC_CUDA_ARGS_EXACT,
-                         SC_CUDA_THREADS},
+                         SC_CUDA_THREADS,
+                         {"coll_windows", "coll_ll", "coll_split", "coll_oneshot", "coll_twoshot",
+                          "coll_broadcast", "coll_direct"}},
     /* Its leader alone works: the data never passes through the device. */
-    [SC_PROGRAM_NET] = {{"sc_kernel_net"}, 1, offsetof(sc_net_args_t, ops), SC_CUDA_ARGS_UPTO, 32},
+    [SC_PROGRAM_NET] = {{"sc_kernel_net"}, 1, offsetof(sc_net_args_t, ops), SC_CUDA_ARGS_UPTO, 32,
+                        {"p2p"}},
     [SC_PROGRAM_REDUCE] = {{"sc_kernel_reduce"}, 1, sizeof(sc_reduce_args_t), SC_CUDA_ARGS_EXACT,
-                           SC_CUDA_THREADS},
+                           SC_CUDA_THREADS, {"p2p"}},
 };
 
 static const char *const sc_cuda_program_names[SC_PROGRAM_COUNT] = {

@@ -60,7 +60,7 @@ SC_DEV_FN void sc_cuda_ctx_init(sc_dev_ctx_t *ctx, sc_dev_error_t *err, int *sha
   ctx->record = record;
 }
 
-/* Defined in cuda_kernels.cu, after the status block's functions. */
+/* Defined in kernels/kernel.cuh, after the status block's functions. */
 SC_DEV_FN void sc_dev_publish_early(sc_dev_ctx_t *ctx, const sc_dev_error_t *err);
 
 /* The leader of block 0 reads the launch's status block's stop word first

@@ -1,20 +1,20 @@
-/* The kernels: one per device program (device/program.h), each a thin
- * wrapper around the program's portable code (src/device/), compiled by nvcc
- * into the fatbin that libsymcomm_cuda.so embeds. Adding a program is one
- * line here and one in cuda_programs.c.
+/* What every kernel file (src/backend/cuda/kernels/) shares: the wrappers
+ * that make a device program (device/program.h, its portable code in
+ * src/device/) a kernel. Each file there is compiled by nvcc into a fatbin of
+ * its own, which libsymcomm_cuda.so embeds and loads (cuda_module.c): a change
+ * to one program rebuilds its file only, and the files build in parallel.
+ * Adding a program is one line in a kernel file and one in cuda_programs.c.
  *
  * Every kernel takes (arguments by value, the communicator's status block,
  * the stream's failure record). SC_CUDA_KERNEL runs a program written for a
  * block of threads (SC_CUDA_THREADS of them); SC_CUDA_SOLO_KERNEL runs one
  * written for a single thread, on a writable copy of its arguments, in
  * blocks of one thread. */
+#ifndef SC_BACKEND_CUDA_KERNELS_KERNEL_CUH
+#define SC_BACKEND_CUDA_KERNELS_KERNEL_CUH
+
 #include "backend/cuda/cuda_runtime.cuh" /* first: the runtime the programs use */
 
-#include "device/coll.h"
-#include "device/net.h"
-#include "device/reduce_program.h"
-#include "device/p2p.h"
-#include "device/signal_wait.h"
 #include "device/status.h"
 
 /* A parameter for arguments of variable size (a header and items). */
@@ -96,32 +96,4 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
     sc_cuda_finish(&ctx, &err, status, record);                                                    \
   }
 
-/* One-sided signals and waits are single steps, written for one thread. */
-SC_CUDA_SOLO_KERNEL(sc_kernel_signal, sc_signal_args_t, sc_signal_args_t, sc_dev_signal_run)
-SC_CUDA_SOLO_KERNEL(sc_kernel_wait, sc_wait_args_t, sc_wait_args_t, sc_dev_wait_run)
-/* Send/recv batches and collectives: every thread of each block. */
-SC_CUDA_KERNEL(sc_kernel_p2p, sc_cuda_args_upto_t, sc_p2p_args_t, sc_dev_p2p_run)
-/* A collective: a kernel per path of the program (cuda_programs.c picks
- * the call's), each holding that path's code alone. */
-#define SC_CUDA_COLL_KERNEL_BOUNDED(BOUNDS, NAME, PATH)                                            \
-  SC_DEV_FN void NAME##_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {    \
-    sc_dev_coll_run_on(ctx, a, err, PATH);                                                         \
-  }                                                                                                \
-  SC_CUDA_KERNEL_BOUNDED(BOUNDS, NAME, sc_coll_args_t, sc_coll_args_t, NAME##_run)
-#define SC_CUDA_COLL_KERNEL(NAME, PATH)                                                            \
-  SC_CUDA_COLL_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), NAME, PATH)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_windows, SC_COLL_PATH_WINDOWS)
-/* LL runs small calls on few blocks (SC_COLL_LL_MAX_BLOCKS): one block an SM
- * lets ptxas give a thread 128 registers instead of spilling to the stack,
- * 2 us less per call on 4 H200s (docs/PERFORMANCE.md), at the cost of a
- * whole SM's registers for each of those few blocks. */
-SC_CUDA_COLL_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS, 1), sc_kernel_coll_ll, SC_COLL_PATH_LL)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_split, SC_COLL_PATH_SPLIT)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_oneshot, SC_COLL_PATH_ONESHOT)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_twoshot, SC_COLL_PATH_TWOSHOT)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_broadcast, SC_COLL_PATH_BROADCAST)
-SC_CUDA_COLL_KERNEL(sc_kernel_coll_direct, SC_COLL_PATH_DIRECT)
-/* Sends and receives with other hosts: posted to the host, which moves the data. */
-SC_CUDA_KERNEL(sc_kernel_net, sc_cuda_args_upto_t, sc_net_args_t, sc_dev_net_run)
-/* A step of the collectives between hosts: combines what arrived. */
-SC_CUDA_KERNEL(sc_kernel_reduce, sc_reduce_args_t, sc_reduce_args_t, sc_dev_reduce_run)
+#endif

@@ -1,0 +1,4 @@
+/* The COLL program's direct path (device/coll.h). */
+#include "backend/cuda/kernels/coll_kernel.cuh"
+
+SC_CUDA_COLL_KERNEL(sc_kernel_coll_direct, SC_COLL_PATH_DIRECT)

@@ -14,12 +14,15 @@
 /* Never 0, which a line holds before it was first written. */
 SC_DEV_FN uint32_t sc_ll_flag(uint64_t seq) { return (uint32_t)(seq % 0xffffffffu) + 1; }
 
+/* A line's 8 data bytes, from its two words (w0, w1), whatever their flags. */
+SC_DEV_FN uint64_t sc_ll_data(uint64_t w0, uint64_t w1) { return (w0 & 0xffffffffu) | w1 << 32; }
+
 /* Whether a line's two words (w0, w1) carry `flag`; if so, its 8 data
  * bytes in *v. sc_ll_read: the same of the line at `line`. */
 SC_DEV_FN int sc_ll_decode(uint64_t w0, uint64_t w1, uint32_t flag, uint64_t *v) {
   if ((uint32_t)(w0 >> 32) != flag || (uint32_t)(w1 >> 32) != flag)
     return 0;
-  *v = (w0 & 0xffffffffu) | w1 << 32;
+  *v = sc_ll_data(w0, w1);
   return 1;
 }
 

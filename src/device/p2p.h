@@ -377,9 +377,8 @@ SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const 
 
 /* A part ended (leader): the lane's chunks counted, and the message marked
  * done by whichever part ends last. */
-SC_DEV_FN void sc_p2p_part_done(const sc_p2p_desc_t *d, sc_p2p_queue_t *q, uint32_t lane,
-                                const sc_p2p_cursor_t *c, uint64_t nchunks, uint64_t *done,
-                                sc_p2p_pad_t *my_pad) {
+SC_DEV_FN void sc_p2p_part_done(sc_p2p_queue_t *q, uint32_t lane, const sc_p2p_cursor_t *c,
+                                uint64_t nchunks, uint64_t *done, sc_p2p_pad_t *my_pad) {
   if (c->eager) { /* one part, no ring: nothing another block reads is ordered by done */
     sc_dev_store_own(done, c->msg + 1);
     sc_dev_ring(&my_pad->bell);
@@ -512,7 +511,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->phase = SC_P2P_PHASE_CHUNKS;
     } else if (c->phase == SC_P2P_PHASE_FINISH || c->chunk == nchunks) {
       if (leader)
-        sc_p2p_part_done(d, q, lane, c, nchunks, done, my_pad);
+        sc_p2p_part_done(q, lane, c, nchunks, done, my_pad);
       c->op = sc_p2p_next(a, group, kind, c->op + 1);
       c->phase = SC_P2P_PHASE_CLAIM;
       c->len = 0;

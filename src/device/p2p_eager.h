@@ -84,7 +84,7 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
   uint64_t lines = sc_p2p_eager_lines(bytes) - 1, w0, w1;
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx)) {
     sc_dev_ll_load(sc_p2p_eager_line(slot, 1 + l), &w0, &w1);
-    sc_ll_give(buf, l, bytes, (w0 & 0xffffffffu) | w1 << 32);
+    sc_ll_give(buf, l, bytes, sc_ll_data(w0, w1));
   }
 }
 

@@ -251,19 +251,22 @@ void sc_p2p_op_make(const sc_p2p_t *p, int kind, int peer, void *buf, size_t byt
  * that copies its sends and its receives in turn moves each at half speed.
  * A launch whose messages are all of one part has groups of one block (the
  * lanes would only take their tickets and leave). */
+/* An op's place in the order of groups: its key, then (split) its direction. */
+static uint32_t sc_p2p_group_key(const sc_p2p_t *p, const sc_p2p_op_t *op) {
+  const sc_comm_view_t *view = p->view;
+  uint32_t key = (uint32_t)(view->local_rank + op->peer) % (uint32_t)view->max_local_size;
+  return p->split ? key * 2 + op->kind : key;
+}
+
 void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_t *args,
                   size_t *args_bytes, uint32_t *blocks) {
-  const sc_comm_view_t *view = p->view;
-  uint32_t keys = (uint32_t)view->max_local_size, ways = p->split ? 2 : 1;
+  uint32_t keys = (uint32_t)p->view->max_local_size * (p->split ? 2 : 1), width = 1;
   bool present[2 * SC_MAX_LOCAL_RANKS] = {false};
   for (int i = 0; i < n; i++) {
-    uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
-    present[key * ways + (ways == 2 ? ops[i].kind : 0)] = true;
-  }
-  uint32_t width = 1;
-  for (int i = 0; i < n; i++)
+    present[sc_p2p_group_key(p, &ops[i])] = true;
     if (sc_p2p_parts(ops[i].bytes, p->lane_bytes, p->lanes) > 1)
       width = p->lanes;
+  }
   args->desc = p->desc;
   args->nops = (uint32_t)n;
   args->call = 0;
@@ -272,12 +275,11 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
   args->reserved = 0;
   uint8_t group_of[2 * SC_MAX_LOCAL_RANKS];
   uint32_t groups = 0;
-  for (uint32_t k = 0; k < keys * ways; k++)
+  for (uint32_t k = 0; k < keys; k++)
     group_of[k] = (uint8_t)(present[k] ? groups++ : 0);
   for (int i = 0; i < n; i++) {
-    uint32_t key = (uint32_t)(view->local_rank + ops[i].peer) % keys;
     args->ops[i] = ops[i];
-    args->ops[i].block = group_of[key * ways + (ways == 2 ? ops[i].kind : 0)];
+    args->ops[i].block = group_of[sc_p2p_group_key(p, &ops[i])];
   }
   *args_bytes = (size_t)sc_p2p_args_bytes((uint32_t)n);
   *blocks = groups * width;

@@ -29,7 +29,7 @@ static const char *sc_coll_algo_name(sc_coll_algo_t algo) {
   case SC_ALGO_ONESHOT: return "oneshot";
   case SC_ALGO_TWOSHOT: return "twoshot";
   case SC_ALGO_DIRECT: return "direct";
-  case SC_ALGO_WINDOWS: return "twoshot in place in windows";
+  case SC_ALGO_WINDOWS: return "on the windows, nothing staged";
   case SC_ALGO_LL: return "ll";
   case SC_ALGO_SPLIT: return "split";
   }

@@ -80,25 +80,38 @@ static sc_coll_algo_t sc_coll_rooted_algo(const sc_coll_t *c, sc_coll_kind_t kin
   return c->view->nranks >= 3 && total >= min ? SC_ALGO_SPLIT : whole;
 }
 
-/* Two-shot on buffers that are both windows runs on them in place: every
- * rank's input and output as mapped here go into the arguments, and their
- * windows and offsets into the tag (they must agree). False when they are not
- * windows. */
+/* A call runs straight on window buffers where those it touches on peers
+ * are windows: all-reduce's two-shot reduces from every rank's input and
+ * pushes into every rank's output (both), all-gather and all-to-all push
+ * into the outputs, reduce-scatter reduces from the inputs. Every rank's
+ * buffer as mapped here goes into the arguments, its window and offset into
+ * the tag (they must agree). False when they are not windows. */
 static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, sc_coll_args_t *a,
                                uint64_t *where) {
-  size_t total = call->count * call->elem, in_off, out_off;
-  uint32_t in_id, out_id;
+  size_t one = call->count * call->elem, n = (size_t)c->view->nranks, in_off = 0, out_off = 0;
+  size_t in_bytes = call->kind == SC_COLL_REDUCESCATTER || call->kind == SC_COLL_ALLTOALL ? one * n : one;
+  size_t out_bytes = call->kind == SC_COLL_ALLGATHER || call->kind == SC_COLL_ALLTOALL ? one * n : one;
+  bool need_in = call->kind == SC_COLL_ALLREDUCE || call->kind == SC_COLL_REDUCESCATTER;
+  bool need_out = call->kind != SC_COLL_REDUCESCATTER;
+  uint32_t in_id = 0, out_id = 0;
   const sc_comm_view_t *v = c->view;
-  if (!sc_window_find(v, 0, call->sendbuf, total, &in_id, &in_off) ||
-      !sc_window_find(v, 0, call->recvbuf, total, &out_id, &out_off))
+  /* An all-to-all in place would have a peer write this rank's block for it
+   * (its output) before this rank pushed that block (its input) away. */
+  const char *in = call->sendbuf, *out = call->recvbuf;
+  if (call->kind == SC_COLL_ALLTOALL && in < out + out_bytes && out < in + in_bytes)
+    return false;
+  if ((need_in && !sc_window_find(v, 0, call->sendbuf, in_bytes, &in_id, &in_off)) ||
+      (need_out && !sc_window_find(v, 0, call->recvbuf, out_bytes, &out_id, &out_off)))
     return false;
   for (int r = 0; r < v->nranks; r++) {
-    a->peer_in[r] = (const char *)v->windows[in_id].peer[r] + in_off;
-    a->peer_out[r] = (char *)v->windows[out_id].peer[r] + out_off;
+    if (need_in)
+      a->peer_in[r] = (const char *)v->windows[in_id].peer[r] + in_off;
+    if (need_out)
+      a->peer_out[r] = (char *)v->windows[out_id].peer[r] + out_off;
   }
-  where[0] = in_id;
+  where[0] = need_in ? in_id : UINT32_MAX;
   where[1] = in_off;
-  where[2] = out_id;
+  where[2] = need_out ? out_id : UINT32_MAX;
   where[3] = out_off;
   return true;
 }
@@ -119,7 +132,6 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   a->root = call->root;
   a->elem = (uint32_t)call->elem;
   a->count = call->count;
-  a->per = c->area / call->elem / (blockwise ? n : 1);
   a->sendbuf = call->sendbuf;
   a->recvbuf = call->recvbuf;
   uint64_t extra[6] = {0};
@@ -142,9 +154,13 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     algo = sc_coll_rooted_algo(c, call->kind, total);
   } else if (sc_coll_ll_takes(c, call->kind, one)) { /* all-gather, reduce-scatter, all-to-all */
     algo = SC_ALGO_LL;
+  } else if (sc_coll_on_windows(c, call, a, &extra[2])) {
+    algo = SC_ALGO_WINDOWS;
+    nextra = 6;
   }
   sc_coll_log_choice(c, call->kind, algo, total);
   a->algo = (int32_t)algo;
+  a->per = sc_coll_per_max(c->area, v->nranks, sc_coll_path(a->algo, a->kind), a->elem);
   /* LL: by the bytes each rank pushes (all-gather: its part). */
   launch->blocks = algo == SC_ALGO_LL ? sc_coll_ll_blocks(c, one) : sc_coll_blocks(c, total);
   /* Ranks that chose differently (their own SYMCOMM_ALGO, threshold or

@@ -1,11 +1,18 @@
 /* The COLL program: a whole collective in one launch (program.h's
  * sc_coll_args_t). Include after the backend's runtime.
  *
- * Every rank stages its part in its scratch window and reads the peers'
- * scratch through its mappings (the in-place all-reduce on windows reads the
- * peers' buffers themselves). The scratch has two halves used by alternate
- * rounds of a call, each a staging and a result area; large calls run in
- * chunks of `per` elements, one per round.
+ * The paths that push (one-shot, two-shot, direct: all-gather,
+ * reduce-scatter, all-to-all) store what each peer needs into that peer's
+ * scratch, in an inbox per source rank (program.h's sc_coll_inbox_bytes),
+ * then meet at a barrier, after which each rank reads only its own scratch:
+ * on NVLink a GPU's stores to its peers carry more than its loads from them
+ * when every GPU moves data at once (bench/gpu_probe/all_pairs.cu: 347
+ * against 314 GB/s on 4 H200s), and nothing waits on a remote load's round
+ * trip. Broadcast and split stage the root's chunk in its own scratch and
+ * the others read it; the all-reduce on windows reduces from the peers'
+ * inputs and pushes the result into their outputs. The scratch has two
+ * halves used by alternate rounds of a call, each a staging and a result
+ * area; large calls run in chunks of `per` elements, one per round.
  *
  * Blocks: block b handles slice b of every chunk (of every rank's part of it
  * for reduce-scatter and all-to-all), cut at 64-byte multiples, and meets
@@ -25,13 +32,16 @@
  * rank starts a launch only once its previous one has ended (stream order),
  * so any of its blocks arriving in the new call says the rank read all it
  * will of the old one, whatever the blocks of either. What a round writes
- * before its first barrier goes to the half the previous round did not use.
+ * before its first barrier goes to the half the previous round did not use,
+ * its own or, pushed, a peer's. Before the barrier that checks a call's tag
+ * a rank writes only to that half: a peer that disagrees reads nothing it
+ * pushed.
  *
- * A kernel that returns leaves no peer reading its caller's buffers: the
- * staged algorithms' peers read only the scratch (guarded as above, by the
- * next call's first barrier), the in-place all-reduce on windows, whose peers
- * read the buffers themselves, ends with a closing barrier after its last
- * read. */
+ * A kernel that returns leaves no peer reading or writing its caller's
+ * buffers: the staged and pushed algorithms' peers touch only the scratch
+ * (guarded as above, by the next call's first barrier), the all-reduce on
+ * windows, whose peers read the inputs and write the outputs, ends with a
+ * closing barrier after its last store. */
 #ifndef SC_DEVICE_COLL_H
 #define SC_DEVICE_COLL_H
 
@@ -48,6 +58,7 @@ typedef struct sc_coll_run {
   uint64_t round;  /* this call's rounds so far */
   uint64_t seq;    /* the communicator's collectives before this call */
   int tagged;      /* the call's tag went out (at its first barrier) */
+  uint64_t inbox;  /* bytes of an inbox, on the paths that push */
 } sc_coll_run_t;
 
 /* Block b's barrier, run by every thread of the block (the leader checks
@@ -147,10 +158,10 @@ typedef struct sc_coll_round {
   int half;
 } sc_coll_round_t;
 
-/* Starts the round at element `off`: the block's slice and half; then, when
- * `stage`, its slice of this rank's input into the staging area (of every
- * rank's block of the input, block q at q x per, for reduce-scatter and
- * all-to-all); then the round's first barrier. 0, or the error kind. */
+/* Starts a round of broadcast or split (the paths that stage and pull) at
+ * element `off`: the block's slice and half; then, when `stage`, its slice
+ * of this rank's input into the staging area; then the round's first
+ * barrier. 0, or the error kind. */
 SC_DEV_FN int sc_coll_round(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err, uint64_t off,
                             int stage, sc_coll_round_t *rd) {
   const sc_coll_args_t *a = run->a;
@@ -159,102 +170,202 @@ SC_DEV_FN int sc_coll_round(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_
   rd->off = off;
   sc_coll_slice(run, sc_coll_chunk(a, 0), sc_coll_chunk(a, off), &rd->lo, &rd->hi);
   rd->half = sc_coll_half(run);
-  char *mine = sc_coll_stage(d, d->me, rd->half);
-  int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
-  for (int q = 0; stage && q < (blockwise ? d->nranks : 1); q++)
-    sc_coll_copy(ctx, a, SC_COLL_AT(mine, (uint64_t)q * a->per + rd->lo, e),
-                 SC_COLL_AT(a->sendbuf, (uint64_t)q * a->count + off + rd->lo, e), rd->hi - rd->lo);
+  if (stage)
+    sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_stage(d, d->me, rd->half), rd->lo, e),
+                 SC_COLL_AT(a->sendbuf, off + rd->lo, e), rd->hi - rd->lo);
   return sc_coll_barrier(ctx, run, err);
 }
 
-/* All-reduce one-shot, and reduce to a root: stage, barrier, then every rank
- * (the root alone) reduces every rank's staged input. */
+/* The k-th rank after this one: pushes to every peer go in this order, so
+ * that the ranks, which push at the same pace, each start on another peer
+ * instead of all on rank 0 (whose links would carry every rank's first
+ * part at once). */
+SC_DEV_FN int sc_coll_peer(const sc_coll_desc_t *d, int k) { return (d->me + k) % d->nranks; }
+
+/* Rank `to`'s inbox for what rank `from` pushes in a half (the push paths:
+ * program.h's sc_coll_inbox_bytes). */
+SC_DEV_FN char *sc_coll_inbox(const sc_coll_run_t *run, int to, int from, int half) {
+  return sc_coll_stage(run->d, to, half) + (uint64_t)from * run->inbox;
+}
+
+/* All-reduce one-shot, and reduce to a root: each rank pushes its chunk into
+ * the inbox for it of every rank that reduces (all-reduce: every peer;
+ * reduce: the root); after the barrier those reduce their own input and
+ * their inboxes, in rank order. */
 SC_DEV_FN int sc_coll_oneshot(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
   const sc_coll_args_t *a = run->a;
   const sc_coll_desc_t *d = run->d;
   const void *srcs[SC_MAX_LOCAL_RANKS];
   uint32_t e = a->elem;
-  int reduces = a->kind == SC_COLL_ALLREDUCE || d->me == a->root;
-  sc_coll_round_t rd;
+  int all = a->kind == SC_COLL_ALLREDUCE;
   for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
-    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    uint64_t lo, hi;
+    sc_coll_slice(run, sc_coll_chunk(a, 0), sc_coll_chunk(a, off), &lo, &hi);
+    int half = sc_coll_half(run);
+    const char *mine = SC_COLL_AT(a->sendbuf, off + lo, e);
+    for (int k = 1; k < d->nranks; k++) {
+      int q = sc_coll_peer(d, k);
+      if (all || q == a->root)
+        sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_inbox(run, q, d->me, half), lo, e), mine, hi - lo);
+    }
+    int why = sc_coll_barrier(ctx, run, err);
     if (why != 0)
       return why;
-    if (!reduces)
+    if (!all && d->me != a->root)
       continue;
     for (int r = 0; r < d->nranks; r++)
-      srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, rd.half), rd.lo, e);
-    sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + rd.lo, e), srcs, rd.hi - rd.lo);
+      srcs[r] = r == d->me ? (const void *)mine : SC_COLL_AT(sc_coll_inbox(run, d->me, r, half), lo, e);
+    sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + lo, e), srcs, hi - lo);
   }
   return 0;
 }
 
-/* Two-shot, on [lo, hi) of what `in` and `out` hold for every rank: each rank
- * reduces its share into its own `out`, then gathers the other shares from
- * the others' (mine: where this rank's result goes). */
-SC_DEV_FN int sc_coll_twoshot_slice(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err,
-                                    char *const *in, char *const *out, char *mine, uint64_t lo,
-                                    uint64_t hi) {
-  const sc_coll_desc_t *d = run->d;
-  const void *srcs[SC_MAX_LOCAL_RANKS];
-  uint32_t e = run->a->elem;
-  uint64_t slo, shi;
-  sc_coll_part(hi - lo, (uint64_t)d->me, (uint64_t)d->nranks, e, &slo, &shi);
-  for (int r = 0; r < d->nranks; r++)
-    srcs[r] = SC_COLL_AT(in[r], lo + slo, e);
-  sc_coll_reduce(ctx, run, SC_COLL_AT(out[d->me], lo + slo, e), srcs, shi - slo);
-  int why = sc_coll_barrier(ctx, run, err);
-  if (why != 0)
-    return why;
-  for (int r = 0; r < d->nranks; r++) {
-    sc_coll_part(hi - lo, (uint64_t)r, (uint64_t)d->nranks, e, &slo, &shi);
-    sc_coll_copy(ctx, run->a, SC_COLL_AT(mine, lo + slo, e), SC_COLL_AT(out[r], lo + slo, e),
-                 shi - slo);
-  }
-  return 0;
+/* Two-shot: a chunk is cut into a share per rank, each share into a piece
+ * per block. Piece `block` of share q of a chunk of n elements (the call's
+ * first chunk: `full`), [*lo, *hi) of the chunk; *slo: where the share
+ * starts. Cut from the full chunk, cut short by this one: a block pushes to
+ * and reads from the same places in every round, as sc_coll_slice. */
+SC_DEV_FN void sc_coll_piece(const sc_coll_run_t *run, uint64_t full, uint64_t n, int q,
+                             uint64_t *slo, uint64_t *lo, uint64_t *hi) {
+  uint64_t shi;
+  sc_coll_part(full, (uint64_t)q, (uint64_t)run->d->nranks, run->a->elem, slo, &shi);
+  sc_coll_part(shi - *slo, run->block, run->blocks, run->a->elem, lo, hi);
+  *lo += *slo;
+  *hi += *slo;
+  if (*lo > n)
+    *lo = n;
+  if (*hi > n)
+    *hi = n;
 }
 
-/* Two-shot all-reduce: stage, barrier, reduce the share into the result
- * area, barrier, gather every rank's result area. */
+/* Two-shot's first step of the round at `off`: this block's piece of every
+ * other rank's share of this rank's input, into that rank's inbox for it. */
+SC_DEV_FN void sc_coll_twoshot_push(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t off,
+                                    int half) {
+  const sc_coll_args_t *a = run->a;
+  uint64_t full = sc_coll_chunk(a, 0), n = sc_coll_chunk(a, off), slo, lo, hi;
+  for (int k = 1; k < run->d->nranks; k++) {
+    int q = sc_coll_peer(run->d, k);
+    sc_coll_piece(run, full, n, q, &slo, &lo, &hi);
+    sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_inbox(run, q, run->d->me, half), lo - slo, a->elem),
+                 SC_COLL_AT(a->sendbuf, off + lo, a->elem), hi - lo);
+  }
+}
+
+/* Two-shot's last step of the round at `off`: the other ranks' reduced
+ * pieces, from this rank's result area into the output. */
+SC_DEV_FN void sc_coll_twoshot_drain(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t off,
+                                     int half) {
+  const sc_coll_args_t *a = run->a;
+  uint64_t full = sc_coll_chunk(a, 0), n = sc_coll_chunk(a, off), slo, lo, hi;
+  for (int r = 0; r < run->d->nranks; r++) {
+    if (r == run->d->me)
+      continue;
+    sc_coll_piece(run, full, n, r, &slo, &lo, &hi);
+    sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, off + lo, a->elem),
+                 SC_COLL_AT(sc_coll_result(run->d, run->d->me, half), lo, a->elem), hi - lo);
+  }
+}
+
+/* Two-shot all-reduce, round by round: push the shares (barrier); reduce
+ * this rank's share from its input and its inboxes into its output and push
+ * the result into every other rank's result area (barrier); the next
+ * round's shares go out before this round's results are copied from the
+ * result area into the output, so that the links stay busy. Halves: what a
+ * round pushes lands in the half its receivers last read two rounds before,
+ * and they finished that before the barriers this rank has passed since. */
 SC_DEV_FN int sc_coll_twoshot(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
   const sc_coll_args_t *a = run->a;
   const sc_coll_desc_t *d = run->d;
-  char *in[SC_MAX_LOCAL_RANKS], *out[SC_MAX_LOCAL_RANKS];
-  sc_coll_round_t rd;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  uint64_t prev = 0, slo, lo, hi;
+  int prev_half = -1;
   for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
-    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
-    for (int r = 0; why == 0 && r < d->nranks; r++) {
-      in[r] = sc_coll_stage(d, r, rd.half);
-      out[r] = sc_coll_result(d, r, rd.half);
-    }
-    if (why == 0)
-      why = sc_coll_twoshot_slice(ctx, run, err, in, out, SC_COLL_AT(a->recvbuf, off, a->elem),
-                                  rd.lo, rd.hi);
+    int half = sc_coll_half(run);
+    sc_coll_twoshot_push(ctx, run, off, half);
+    if (prev_half >= 0)
+      sc_coll_twoshot_drain(ctx, run, prev, prev_half);
+    int why = sc_coll_barrier(ctx, run, err);
     if (why != 0)
       return why;
+    sc_coll_piece(run, sc_coll_chunk(a, 0), sc_coll_chunk(a, off), d->me, &slo, &lo, &hi);
+    for (int r = 0; r < d->nranks; r++)
+      srcs[r] = r == d->me ? SC_COLL_AT(a->sendbuf, off + lo, e)
+                           : SC_COLL_AT(sc_coll_inbox(run, d->me, r, half), lo - slo, e);
+    char *out = SC_COLL_AT(a->recvbuf, off + lo, e);
+    sc_coll_reduce(ctx, run, out, srcs, hi - lo);
+    sc_dev_sync(ctx); /* the block's result, read back by other threads */
+    for (int k = 1; k < d->nranks; k++)
+      sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_result(d, sc_coll_peer(d, k), half), lo, e), out, hi - lo);
+    why = sc_coll_barrier(ctx, run, err);
+    if (why != 0)
+      return why;
+    prev = off;
+    prev_half = half;
   }
+  if (prev_half >= 0)
+    sc_coll_twoshot_drain(ctx, run, prev, prev_half);
   return 0;
 }
 
-/* Two-shot straight on the ranks' buffers (windows): the first barrier says
- * every input is ready; the output of each rank is its share's home. */
+/* Two-shot straight on the ranks' buffers (windows): after the first barrier
+ * (every input ready, every output free) each rank reduces its share of the
+ * block's slice from every rank's input into its output and pushes it into
+ * the others' outputs; the closing barrier says every share arrived. */
 SC_DEV_FN int sc_coll_windows(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
   const sc_coll_args_t *a = run->a;
-  char *in[SC_MAX_LOCAL_RANKS], *out[SC_MAX_LOCAL_RANKS];
-  for (int r = 0; r < run->d->nranks; r++) {
-    in[r] = (char *)a->peer_in[r];
-    out[r] = (char *)a->peer_out[r];
-  }
-  uint64_t lo, hi;
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  uint64_t lo, hi, slo, shi;
+  sc_coll_slice(run, a->count, a->count, &lo, &hi);
+  sc_coll_part(hi - lo, (uint64_t)d->me, (uint64_t)d->nranks, e, &slo, &shi);
+  int why = sc_coll_barrier(ctx, run, err);
+  if (why != 0)
+    return why;
+  for (int r = 0; r < d->nranks; r++)
+    srcs[r] = SC_COLL_AT(a->peer_in[r], lo + slo, e);
+  char *out = SC_COLL_AT(a->recvbuf, lo + slo, e);
+  sc_coll_reduce(ctx, run, out, srcs, shi - slo);
+  sc_dev_sync(ctx); /* the block's result, read back by other threads */
+  for (int k = 1; k < d->nranks; k++)
+    sc_coll_copy(ctx, a, SC_COLL_AT(a->peer_out[sc_coll_peer(d, k)], lo + slo, e), out, shi - slo);
+  /* The caller may use its buffers once this returns: every peer is done
+   * reading its input and writing its output. */
+  return sc_coll_barrier(ctx, run, err);
+}
+
+/* All-gather, reduce-scatter and all-to-all straight on windows: after the
+ * first barrier (every input ready, every output free) all-gather and
+ * all-to-all push this rank's part for each rank into that rank's output
+ * (the rank's block me), reduce-scatter reduces this rank's block from every
+ * rank's input (rank order); the closing barrier says every part arrived
+ * and no rank reads an input any more. Nothing staged, no rounds. */
+SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  const sc_coll_desc_t *d = run->d;
+  const void *srcs[SC_MAX_LOCAL_RANKS];
+  uint32_t e = a->elem;
+  uint64_t lo, hi, mine = (uint64_t)d->me * a->count;
   sc_coll_slice(run, a->count, a->count, &lo, &hi);
   int why = sc_coll_barrier(ctx, run, err);
-  if (why == 0)
-    why = sc_coll_twoshot_slice(ctx, run, err, in, out, (char *)a->recvbuf, lo, hi);
-  /* The caller may write its buffers once this returns: every peer is done
-   * reading them. */
-  if (why == 0)
-    why = sc_coll_barrier(ctx, run, err);
-  return why;
+  if (why != 0)
+    return why;
+  if (a->kind == SC_COLL_REDUCESCATTER) {
+    for (int r = 0; r < d->nranks; r++)
+      srcs[r] = SC_COLL_AT(a->peer_in[r], mine + lo, e);
+    sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, lo, e), srcs, hi - lo);
+  } else {
+    int blockwise = a->kind == SC_COLL_ALLTOALL;
+    for (int k = 0; k < d->nranks; k++) {
+      int q = sc_coll_peer(d, k);
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->peer_out[q], mine + lo, e),
+                   SC_COLL_AT(a->sendbuf, (blockwise ? (uint64_t)q * a->count : 0) + lo, e),
+                   hi - lo);
+    }
+  }
+  return sc_coll_barrier(ctx, run, err);
 }
 
 /* Broadcast: the root stages; after the barrier every other rank copies from
@@ -334,35 +445,74 @@ SC_DEV_FN int sc_coll_split(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_
   return 0;
 }
 
-/* All-gather, all-to-all and reduce-scatter: stage, barrier; then all-gather
- * copies every rank's staged part into that rank's block of the output,
- * all-to-all each rank's staged block for this rank, and reduce-scatter
- * reduces this rank's block from every rank. */
-SC_DEV_FN int sc_coll_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+/* All-gather, all-to-all and reduce-scatter, the round at `off` (the
+ * block's slice [lo, hi) of the chunk): what this rank sends each peer (its
+ * input; all-to-all and reduce-scatter: the peer's block of it) into the
+ * peer's inbox for it; all-gather and all-to-all copy their own part into
+ * the output. */
+SC_DEV_FN void sc_coll_direct_push(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t off,
+                                   uint64_t lo, uint64_t hi, int half) {
+  const sc_coll_args_t *a = run->a;
+  int me = run->d->me, blockwise = a->kind != SC_COLL_ALLGATHER;
+  uint32_t e = a->elem;
+  for (int k = 0; k < run->d->nranks; k++) {
+    int q = sc_coll_peer(run->d, k);
+    const char *from = SC_COLL_AT(a->sendbuf, (blockwise ? (uint64_t)q * a->count : 0) + off + lo, e);
+    if (q != me)
+      sc_coll_copy(ctx, a, SC_COLL_AT(sc_coll_inbox(run, q, me, half), lo, e), from, hi - lo);
+    else if (a->kind != SC_COLL_REDUCESCATTER)
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, (uint64_t)me * a->count + off + lo, e), from,
+                   hi - lo);
+  }
+}
+
+/* ... and once every rank pushed: all-gather and all-to-all copy each
+ * peer's part from its inbox into that peer's block of the output;
+ * reduce-scatter reduces this rank's block of its input with the inboxes,
+ * in rank order. */
+SC_DEV_FN void sc_coll_direct_drain(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t off,
+                                    uint64_t lo, uint64_t hi, int half) {
   const sc_coll_args_t *a = run->a;
   const sc_coll_desc_t *d = run->d;
   const void *srcs[SC_MAX_LOCAL_RANKS];
   uint32_t e = a->elem;
-  int blockwise = a->kind != SC_COLL_ALLGATHER;
-  sc_coll_round_t rd;
+  if (a->kind == SC_COLL_REDUCESCATTER) {
+    for (int r = 0; r < d->nranks; r++)
+      srcs[r] = r == d->me ? SC_COLL_AT(a->sendbuf, (uint64_t)r * a->count + off + lo, e)
+                           : SC_COLL_AT(sc_coll_inbox(run, d->me, r, half), lo, e);
+    sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + lo, e), srcs, hi - lo);
+    return;
+  }
+  for (int r = 0; r < d->nranks; r++)
+    if (r != d->me)
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, (uint64_t)r * a->count + off + lo, e),
+                   SC_COLL_AT(sc_coll_inbox(run, d->me, r, half), lo, e), hi - lo);
+}
+
+/* All-gather, all-to-all and reduce-scatter, round by round: push, barrier,
+ * drain; the next round's pushes go out before this round's drain, so that
+ * the links stay busy (halves: see sc_coll_twoshot). */
+SC_DEV_FN int sc_coll_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
+  const sc_coll_args_t *a = run->a;
+  uint64_t prev = 0, plo = 0, phi = 0;
+  int prev_half = -1;
   for (uint64_t off = 0; off < a->count; off += a->per, run->round++) {
-    int why = sc_coll_round(ctx, run, err, off, 1, &rd);
+    uint64_t lo, hi;
+    sc_coll_slice(run, sc_coll_chunk(a, 0), sc_coll_chunk(a, off), &lo, &hi);
+    int half = sc_coll_half(run);
+    sc_coll_direct_push(ctx, run, off, lo, hi, half);
+    if (prev_half >= 0)
+      sc_coll_direct_drain(ctx, run, prev, plo, phi, prev_half);
+    int why = sc_coll_barrier(ctx, run, err);
     if (why != 0)
       return why;
-    uint64_t lo = rd.lo, hi = rd.hi;
-    int half = rd.half;
-    /* Where every rank staged what this rank takes. */
-    uint64_t at = blockwise ? (uint64_t)d->me * a->per + lo : lo;
-    if (a->kind == SC_COLL_REDUCESCATTER) {
-      for (int r = 0; r < d->nranks; r++)
-        srcs[r] = SC_COLL_AT(sc_coll_stage(d, r, half), at, e);
-      sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, off + lo, e), srcs, hi - lo);
-      continue;
-    }
-    for (int r = 0; r < d->nranks; r++)
-      sc_coll_copy(ctx, a, SC_COLL_AT(a->recvbuf, (uint64_t)r * a->count + off + lo, e),
-                   SC_COLL_AT(sc_coll_stage(d, r, half), at, e), hi - lo);
+    prev = off;
+    plo = lo;
+    phi = hi;
+    prev_half = half;
   }
+  if (prev_half >= 0)
+    sc_coll_direct_drain(ctx, run, prev, plo, phi, prev_half);
   return 0;
 }
 
@@ -385,7 +535,8 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
       (a->root < 0 || a->root >= d->nranks))
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
-    return a->kind == SC_COLL_ALLREDUCE;
+    return a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
+           a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
   if (a->algo == SC_ALGO_SPLIT && ((a->kind != SC_COLL_REDUCE && a->kind != SC_COLL_BROADCAST) ||
                                    d->nranks < 2))
     return 0;
@@ -394,8 +545,8 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
            d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
            d->ll_lines > SC_COLL_MAX_BLOCKS &&
            a->count <= (d->ll_lines - SC_COLL_MAX_BLOCKS) * SC_LL_LINE_DATA / a->elem;
-  uint64_t parts = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL ? (uint64_t)d->nranks : 1;
-  return a->count == 0 || (a->per >= 1 && a->per <= d->area / a->elem / parts);
+  return a->count == 0 ||
+         (a->per >= 1 && a->per <= sc_coll_per_max(d->area, d->nranks, sc_coll_path(a->algo, a->kind), a->elem));
 }
 
 /* The leader at the end of a block: on success the block's epoch, and the
@@ -460,6 +611,7 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
   run.round = 0;
   run.tagged = 0;
   run.seq = seq;
+  run.inbox = sc_coll_inbox_bytes(d->area, d->nranks, path);
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
@@ -479,7 +631,8 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
   if (why == 0) {
     /* Each test of `paths` is a constant: the paths left out are no code. */
     if (path == SC_COLL_PATH_WINDOWS && (paths & SC_COLL_PATH_WINDOWS))
-      why = sc_coll_windows(ctx, &run, err);
+      why = a->kind == SC_COLL_ALLREDUCE ? sc_coll_windows(ctx, &run, err)
+                                         : sc_coll_windows_direct(ctx, &run, err);
     else if (path == SC_COLL_PATH_SPLIT && (paths & SC_COLL_PATH_SPLIT))
       why = sc_coll_split(ctx, &run, err);
     else if (path == SC_COLL_PATH_ONESHOT && (paths & SC_COLL_PATH_ONESHOT))

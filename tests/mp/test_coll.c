@@ -671,6 +671,106 @@ static void test_windows(void) {
   TEST_OK(symcomm_mem_free(comm, mem));
 }
 
+/* All-gather, reduce-scatter and all-to-all on window buffers, above the LL
+ * size so that they run on the windows (pushed into the peers' outputs, or
+ * reduced from their inputs), out of place and in place (all-to-all in place
+ * goes through the scratch), every element of every block checked. */
+enum { WK_ALLGATHER, WK_REDUCESCATTER, WK_ALLTOALL };
+static void test_windows_kinds(void) {
+  const size_t counts[] = {70000, 300001};
+  const symcomm_dtype_t types[] = {SYMCOMM_FLOAT32, SYMCOMM_UINT8};
+  const char *names[] = {"allgather", "reducescatter", "alltoall"};
+  size_t n = (size_t)nranks, cap = n * 300001 * 4 + 2 * 4096;
+  void *mem = NULL;
+  TEST_OK(symcomm_mem_alloc(comm, cap, &mem));
+  symcomm_window_t reg, alloc;
+  TEST_OK(symcomm_window_register(comm, mem, cap, &reg));
+  TEST_OK(symcomm_window_alloc(comm, cap, &alloc));
+  char *win = symcomm_window_local(alloc);
+  tdev_mirror_t mem_copy = tdev_mirror(mem, cap), win_copy = tdev_mirror(win, cap);
+  for (size_t k = 0; k < 3; k++)
+    for (size_t c = 0; c < 2; c++)
+      for (size_t t = 0; t < 2; t++)
+        for (int mode = 0; mode < 2; mode++) {
+          int kind = (int)k;
+          size_t sz = td_dtype_size(types[t]), count = counts[c], bytes = count * sz;
+          size_t in_bytes = kind == WK_ALLGATHER ? bytes : n * bytes;
+          size_t out_bytes = kind == WK_REDUCESCATTER ? bytes : n * bytes;
+          /* 0: registered -> allocated window; 1: in place in the allocated
+           * window (all-gather's input is its block of the output,
+           * reduce-scatter's output its block of the input). */
+          char *send = mode == 0 ? (char *)mem + TD_GUARD : win + TD_GUARD;
+          char *recv = mode == 0 ? win + TD_GUARD : send;
+          if (mode == 1 && kind == WK_ALLGATHER)
+            send = recv + (size_t)rank * bytes;
+          if (mode == 1 && kind == WK_REDUCESCATTER)
+            recv = send + (size_t)rank * bytes;
+          char *base_in = mode == 0 ? send : kind == WK_ALLGATHER ? recv : send;
+          char *base_out = mode == 0 ? recv : base_in;
+          size_t span_in = mode == 0 ? in_bytes : in_bytes > out_bytes ? in_bytes : out_bytes;
+          tdev_mirror_t *in_copy = mode == 0 ? &mem_copy : &win_copy;
+          unsigned char *hsend = tdev_host_of(in_copy, send), *hrecv = tdev_host_of(&win_copy, recv);
+          symcomm_op_t op = t == 1 ? SYMCOMM_MAX : SYMCOMM_SUM;
+          uint64_t seed = next_seed();
+          if (mode == 0) {
+            td_reset(hrecv, out_bytes);
+            td_arm_guards(hrecv, out_bytes);
+          } else {
+            td_reset(tdev_host_of(&win_copy, base_in), span_in);
+            td_arm_guards(tdev_host_of(&win_copy, base_in), span_in);
+          }
+          if (kind == WK_REDUCESCATTER)
+            td_fill_small(hsend, n * count, types[t], op, seed, rank, 0);
+          else
+            for (size_t q = 0; q < (kind == WK_ALLTOALL ? n : 1); q++)
+              td_fill_elems(hsend + q * bytes, count, types[t], seed, rank, q * count);
+          if (mode == 0) {
+            td_arm_guards(hsend, in_bytes);
+            tdev_mirror_push(in_copy, send - TD_GUARD, in_bytes + 2 * TD_GUARD);
+          }
+          tdev_mirror_push(&win_copy, (mode == 0 ? base_out : base_in) - TD_GUARD,
+                           (mode == 0 ? out_bytes : span_in) + 2 * TD_GUARD);
+          if (kind == WK_ALLGATHER)
+            TEST_OK(symcomm_allgather(send, recv, count, types[t], comm, stream));
+          else if (kind == WK_REDUCESCATTER)
+            TEST_OK(symcomm_reducescatter(send, recv, count, types[t], op, comm, stream));
+          else
+            TEST_OK(symcomm_alltoall(send, recv, count, types[t], comm, stream));
+          SYNC();
+          tdev_mirror_pull(&win_copy, (mode == 0 ? base_out : base_in) - TD_GUARD,
+                           (mode == 0 ? out_bytes : span_in) + 2 * TD_GUARD);
+          char what[112];
+          snprintf(what, sizeof(what), "windows %s mode %d %s count %zu", names[kind], mode,
+                   symcomm_dtype_string(types[t]), count);
+          if (kind == WK_REDUCESCATTER)
+            td_check_reduced(hrecv, count, types[t], op, seed, (uint64_t)rank * count, nranks, what);
+          else
+            for (int r = 0; r < nranks; r++)
+              td_check_elems(hrecv + (size_t)r * bytes, count, types[t], seed, r,
+                             kind == WK_ALLTOALL ? (uint64_t)rank * count : 0, what);
+          td_check_guards(tdev_host_of(&win_copy, mode == 0 ? base_out : base_in),
+                          mode == 0 ? out_bytes : span_in, what);
+          if (mode == 0) { /* the input is unchanged */
+            tdev_mirror_pull(in_copy, send - TD_GUARD, in_bytes + 2 * TD_GUARD);
+            td_check_guards(hsend, in_bytes, what);
+            if (kind == WK_REDUCESCATTER)
+              for (size_t i = 0; i < n * count; i++) {
+                unsigned char want[8];
+                td_store(want, types[t], 0, (double)td_small_value(seed, rank, i, op, types[t]));
+                TEST_ASSERT(memcmp(hsend + i * sz, want, sz) == 0, "%s: input element %zu changed", what, i);
+              }
+            else
+              for (size_t q = 0; q < in_bytes / bytes; q++)
+                td_check_elems(hsend + q * bytes, count, types[t], seed, rank, q * count, what);
+          }
+        }
+  tdev_mirror_free(&mem_copy);
+  tdev_mirror_free(&win_copy);
+  TEST_OK(symcomm_window_free(alloc));
+  TEST_OK(symcomm_window_free(reg));
+  TEST_OK(symcomm_mem_free(comm, mem));
+}
+
 /* Collectives run where they are called, in stream order; the group's sends
  * and receives are queued at its end: nothing waits on anything else. */
 static void test_group(void) {
@@ -839,7 +939,7 @@ static void test_slow_order(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|"
+    fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|windows_kinds|"
                     "group|choices|stopped|after_p2p|slow_order\n");
     return 2;
   }
@@ -890,6 +990,8 @@ int main(int argc, char **argv) {
     test_mismatch_protocols("limit");
   else if (strcmp(what, "windows") == 0)
     test_windows();
+  else if (strcmp(what, "windows_kinds") == 0)
+    test_windows_kinds();
   else if (strcmp(what, "group") == 0)
     test_group();
   else if (strcmp(what, "choices") == 0)

@@ -478,9 +478,14 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * once one failed on this rank, every later one fails (the ranks are out of
  * step): refused by the call when the failure is known by then, else when it
  * runs.
- * An all-reduce whose buffers lie in windows of comm is done in place in them
- * (no staging), which needs them at the same window offsets on every rank, or
- * windows on no rank; mixing is caught as a mismatch. SYMCOMM_ALGO,
+ * A collective whose buffers that peers touch lie in windows of comm runs
+ * straight on them (no staging): all-reduce's input and output above the
+ * one-shot size, all-gather's and all-to-all's output, reduce-scatter's
+ * input (buffers that overlap stage, but for all-gather's input in its own
+ * block or before it: sendbuf == recvbuf). That needs them at the same window
+ * offsets on every rank, or windows on no rank; mixing is caught as a
+ * mismatch (the call fails on every rank: "disagree"). SYMCOMM_ALGO's
+ * direct for all-gather, reduce-scatter and all-to-all stages anyway. SYMCOMM_ALGO,
  * SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_SCRATCH_BYTES and SYMCOMM_COLL_BLOCKS
  * must be the same on every rank. Ranks on several hosts: every collective
  * works, through sends and receives between hosts (docs/ARCHITECTURE.md,

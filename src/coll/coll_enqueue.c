@@ -1,6 +1,8 @@
-/* A call becomes one launch: the algorithm (all-reduce: one-shot, two-shot,
- * or two-shot in place on window buffers; the others have one each), the
- * number of blocks, the tag, and the argument block of the COLL program. */
+/* A call becomes one launch: the algorithm (LL for small calls; all-reduce:
+ * one-shot or two-shot; broadcast and reduce: whole or split; all-reduce's
+ * two-shot, all-gather, reduce-scatter and all-to-all straight on window
+ * buffers where they are windows), the number of blocks, the tag, and the
+ * argument block of the COLL program. */
 #include "coll/coll_internal.h"
 
 #include <string.h>
@@ -95,10 +97,19 @@ static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, s
   bool need_out = call->kind != SC_COLL_REDUCESCATTER;
   uint32_t in_id = 0, out_id = 0;
   const sc_comm_view_t *v = c->view;
-  /* An all-to-all in place would have a peer write this rank's block for it
-   * (its output) before this rank pushed that block (its input) away. */
+  /* Buffers that overlap. All-to-all: a peer would write this rank's block
+   * for it (its output) before this rank pushed that block (its input) away.
+   * Reduce-scatter: this rank would write its result into a block of its
+   * input a peer still reduces from (rank 0 cannot tell sendbuf == recvbuf
+   * from NCCL's in-place form, so either stages). All-gather copies its input
+   * into its own block first (no peer writes it): fine where the input is
+   * that block or outside it. */
   const char *in = call->sendbuf, *out = call->recvbuf;
-  if (call->kind == SC_COLL_ALLTOALL && in < out + out_bytes && out < in + in_bytes)
+  const char *own = out + (size_t)v->rank * one;
+  bool overlap = in < out + out_bytes && out < in + in_bytes;
+  if (overlap && (call->kind == SC_COLL_ALLTOALL || call->kind == SC_COLL_REDUCESCATTER))
+    return false;
+  if (call->kind == SC_COLL_ALLGATHER && in != own && in < own + one && own < in + one)
     return false;
   if ((need_in && !sc_window_find(v, 0, call->sendbuf, in_bytes, &in_id, &in_off)) ||
       (need_out && !sc_window_find(v, 0, call->recvbuf, out_bytes, &out_id, &out_off)))
@@ -139,8 +150,9 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   sc_coll_algo_t algo = SC_ALGO_DIRECT;
   if (call->kind == SC_COLL_ALLREDUCE) {
     algo = sc_coll_allreduce_algo(c, total);
-    /* 2 ranks on a backend with pair_oneshot: staged one-shot (one barrier)
-     * beats the in-place two-shot on windows (three) below 8 MiB (2 H200s). */
+    /* 2 ranks on a backend with pair_oneshot: one-shot (one barrier) beat
+     * two-shot on windows (then three barriers, now two: not measured again)
+     * below 8 MiB (2 H200s). */
     bool pair = algo == SC_ALGO_TWOSHOT && v->nranks == 2 && v->ops->pair_oneshot &&
                 c->forced[SC_COLL_ALLREDUCE] == SC_ALGO_AUTO;
     if (algo == SC_ALGO_TWOSHOT && !(pair && total < SC_COLL_PAIR_WINDOWS_MIN) &&
@@ -154,7 +166,7 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     algo = sc_coll_rooted_algo(c, call->kind, total);
   } else if (sc_coll_ll_takes(c, call->kind, one)) { /* all-gather, reduce-scatter, all-to-all */
     algo = SC_ALGO_LL;
-  } else if (sc_coll_on_windows(c, call, a, &extra[2])) {
+  } else if (c->forced[call->kind] != SC_ALGO_DIRECT && sc_coll_on_windows(c, call, a, &extra[2])) {
     algo = SC_ALGO_WINDOWS;
     nextra = 6;
   }

@@ -8,8 +8,8 @@
  * on NVLink a GPU's stores to its peers carry more than its loads from them
  * when every GPU moves data at once (bench/gpu_probe/all_pairs.cu: 347
  * against 314 GB/s on 4 H200s), and nothing waits on a remote load's round
- * trip. Broadcast and split stage the root's chunk in its own scratch and
- * the others read it; the all-reduce on windows reduces from the peers'
+ * trip. Broadcast and split stage in their own scratch (the root's chunk;
+ * split reduce: every rank's) and the others read it; the all-reduce on windows reduces from the peers'
  * inputs and pushes the result into their outputs. The scratch has two
  * halves used by alternate rounds of a call, each a staging and a result
  * area; large calls run in chunks of `per` elements, one per round.
@@ -39,9 +39,10 @@
  *
  * A kernel that returns leaves no peer reading or writing its caller's
  * buffers: the staged and pushed algorithms' peers touch only the scratch
- * (guarded as above, by the next call's first barrier), the all-reduce on
- * windows, whose peers read the inputs and write the outputs, ends with a
- * closing barrier after its last store. */
+ * (guarded as above, by the next call's first barrier); the paths on windows,
+ * whose peers read the inputs (all-reduce, reduce-scatter) or write the
+ * outputs (all-reduce, all-gather, all-to-all), end with a closing barrier
+ * after their last load and store. */
 #ifndef SC_DEVICE_COLL_H
 #define SC_DEVICE_COLL_H
 
@@ -339,7 +340,7 @@ SC_DEV_FN int sc_coll_windows(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_erro
 /* All-gather, reduce-scatter and all-to-all straight on windows: after the
  * first barrier (every input ready, every output free) all-gather and
  * all-to-all push this rank's part for each rank into that rank's output
- * (the rank's block me), reduce-scatter reduces this rank's block from every
+ * (the rank's block me; in place, see sc_coll_on_windows), reduce-scatter reduces this rank's block from every
  * rank's input (rank order); the closing barrier says every part arrived
  * and no rank reads an input any more. Nothing staged, no rounds. */
 SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error_t *err) {
@@ -349,7 +350,14 @@ SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_d
   uint32_t e = a->elem;
   uint64_t lo, hi, mine = (uint64_t)d->me * a->count;
   sc_coll_slice(run, a->count, a->count, &lo, &hi);
-  int why = sc_coll_barrier(ctx, run, err);
+  /* All-gather: this rank's part into its own block of its output first (no
+   * peer writes that block), pushed from there after the barrier: its input
+   * may lie in another block of the output (sendbuf == recvbuf), which that
+   * block's rank writes once it passed the barrier. */
+  char *own = SC_COLL_AT(a->peer_out[d->me], mine + lo, e);
+  if (a->kind == SC_COLL_ALLGATHER)
+    sc_coll_copy(ctx, a, own, SC_COLL_AT(a->sendbuf, lo, e), hi - lo);
+  int why = sc_coll_barrier(ctx, run, err); /* its sync also orders the copy before the pushes */
   if (why != 0)
     return why;
   if (a->kind == SC_COLL_REDUCESCATTER) {
@@ -358,11 +366,10 @@ SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_d
     sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, lo, e), srcs, hi - lo);
   } else {
     int blockwise = a->kind == SC_COLL_ALLTOALL;
-    for (int k = 0; k < d->nranks; k++) {
+    for (int k = blockwise ? 0 : 1; k < d->nranks; k++) {
       int q = sc_coll_peer(d, k);
       sc_coll_copy(ctx, a, SC_COLL_AT(a->peer_out[q], mine + lo, e),
-                   SC_COLL_AT(a->sendbuf, (blockwise ? (uint64_t)q * a->count : 0) + lo, e),
-                   hi - lo);
+                   blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)q * a->count + lo, e) : own, hi - lo);
     }
   }
   return sc_coll_barrier(ctx, run, err);

@@ -126,6 +126,8 @@ gpus coll_split_rounds_4 4 && step coll_split_rounds_4 120 env SYMCOMM_BACKEND=c
 gpus coll_forced_split_4 4 && step coll_forced_split_4 120 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=broadcast=split,reduce=split "$B/bin/symcomm-run" -n 4 --timeout 110 -- "$mp/test_coll" matrix
 job coll_windows_in_place_2 90 2 "$mp/test_coll" windows
 job coll_windows_in_place_4 90 4 "$mp/test_coll" windows
+job coll_windows_kinds_2 120 2 "$mp/test_coll" windows_kinds
+job coll_windows_kinds_4 120 4 "$mp/test_coll" windows_kinds
 job coll_group_mixed_4 60 4 "$mp/test_coll" group
 job coll_bad_args_2 60 2 "$mp/test_coll" args
 job coll_mismatch_4 60 4 "$mp/test_coll" mismatch

@@ -141,7 +141,7 @@ int main(void) {
   char *a = malloc(cap), *b = malloc(cap);
   TEST_ASSERT(a != NULL && b != NULL);
   symcomm_window_t win;
-  TEST_OK(symcomm_window_alloc(comm, (size_t)BIG * 4, &win));
+  TEST_OK(symcomm_window_alloc(comm, (size_t)BIG * 8 * (size_t)nranks, &win));
   char *w = symcomm_window_local(win);
 
   replay_t cases[] = {
@@ -151,6 +151,9 @@ int main(void) {
       {SC_COLL_ALLTOALL, SYMCOMM_UINT8, SYMCOMM_SUM, 3001, 0, a, b, "all-to-all"},
       {SC_COLL_BROADCAST, SYMCOMM_FLOAT64, SYMCOMM_SUM, 5003, 1 % nranks, a, b, "broadcast"},
       {SC_COLL_REDUCESCATTER, SYMCOMM_INT64, SYMCOMM_PROD, 2000, 0, a, b, "reduce-scatter"},
+      {SC_COLL_ALLTOALL, SYMCOMM_UINT32, SYMCOMM_SUM, 30001, 0, a, w, "all-to-all into a window"},
+      {SC_COLL_REDUCESCATTER, SYMCOMM_INT32, SYMCOMM_SUM, 30001, 0, w, b, "reduce-scatter from a window"},
+      {SC_COLL_ALLTOALL, SYMCOMM_UINT32, SYMCOMM_SUM, 30001, 0, w, w, "all-to-all in place in a window"},
   };
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
     replay(&cases[k]);

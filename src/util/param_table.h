@@ -71,7 +71,7 @@ SC_PARAM(NET_FAULT, "SYMCOMM_NET_FAULT", STRING, NULL,
 
 /* collectives */
 SC_PARAM(COLL_SCRATCH_BYTES, "SYMCOMM_COLL_SCRATCH_BYTES", INT, NULL,
-         "size of each communicator's collective scratch window (default: the backend's, 16 MiB on simulated GPUs, 64 MiB on GPUs; large calls run in rounds of a quarter of it)")
+         "size of each communicator's collective scratch window (default: the backend's, 16 MiB on simulated GPUs, 128 MiB on GPUs; large calls run in rounds of a quarter of it)")
 SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, NULL,
          "all-reduce uses one-shot while its size x ranks is at most this (default: the backend's, 131072 on simulated GPUs, 4 MiB on GPUs; a quarter of it when the host's GPUs are not fully connected), else two-shot")
 SC_PARAM(LL_MAX_BYTES, "SYMCOMM_LL_MAX_BYTES", INT, "65536",

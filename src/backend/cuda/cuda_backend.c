@@ -22,7 +22,10 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .size = sizeof(sc_backend_ops_t),
     .name = "cuda",
     .coll_blocks = sc_cuda_coll_blocks,
-    .scratch_bytes = 64 << 20, /* 16 MiB rounds: each round costs barriers */
+    /* 32 MiB rounds: each round costs barriers. 4 H200s, all-reduce of
+     * plain buffers, 512 MiB: 2487 us against 2675 with 64 MiB (NCCL 2308),
+     * 128 MiB 672 against 700 (611); 256 MiB no better (docs/PERFORMANCE.md) */
+    .scratch_bytes = 128 << 20,
     /* 4 H200s: one-shot beat two-shot up to 1 MiB a rank (24 us against 38
      * at 128 KiB: one barrier fewer), two-shot won from 2 MiB */
     .oneshot_max_bytes = 4 << 20,

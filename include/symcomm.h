@@ -366,9 +366,23 @@ SYMCOMM_API symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t by
                                                   symcomm_window_t *win);
 /* Collective: the buffer [ptr, ptr + bytes) from symcomm_mem_alloc (through
  * any communicator of this device) becomes a window (like
- * ncclCommWindowRegister); the memory stays the caller's. */
+ * ncclCommWindowRegister); the memory stays the caller's. Collectives may
+ * run straight on it, which needs their buffers at the same offset of it on
+ * every rank (see symcomm_allreduce); symcomm_window_alloc's windows too. */
 SYMCOMM_API symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
                                                      symcomm_window_t *win);
+/* symcomm_window_register with flags, which every rank must pass alike (a
+ * mismatch fails the registration on every rank with INVALID_USAGE, naming
+ * two ranks); other bits are INVALID_ARGUMENT; 0 is symcomm_window_register.
+ * SYMCOMM_WINDOW_ANY_OFFSET: collectives may place their buffers at different
+ * offsets of the window on different ranks, or use it on some ranks only
+ * (what NCCL's default windows allow); they stage through the scratch then,
+ * as for buffers that are no window. Sends, receives and one-sided calls
+ * work on it as on any window. */
+#define SYMCOMM_WINDOW_ANY_OFFSET 0x1u
+SYMCOMM_API symcomm_result_t symcomm_window_register_flags(symcomm_comm_t comm, void *ptr,
+                                                           size_t bytes, unsigned flags,
+                                                           symcomm_window_t *win);
 /* This rank's buffer, and `rank`'s buffer as mapped here (NULL for a rank on another host). */
 SYMCOMM_API void *symcomm_window_local(symcomm_window_t win);
 SYMCOMM_API void *symcomm_window_peer(symcomm_window_t win, int rank);
@@ -484,7 +498,11 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * input (buffers that overlap stage, but for all-gather's input in its own
  * block or before it: sendbuf == recvbuf). That needs them at the same window
  * offsets on every rank, or windows on no rank; mixing is caught as a
- * mismatch (the call fails on every rank: "disagree"). SYMCOMM_ALGO's
+ * mismatch (the call fails on every rank: "disagree"). Buffers whose
+ * offsets differ from rank to rank, or that are windows on some ranks only,
+ * go in windows registered with SYMCOMM_WINDOW_ANY_OFFSET, on which
+ * collectives stage (the NCCL shim registers NCCL_WIN_DEFAULT windows so,
+ * NCCL_WIN_COLL_SYMMETRIC ones without it). SYMCOMM_ALGO's
  * direct for all-gather, reduce-scatter and all-to-all stages anyway. SYMCOMM_ALGO,
  * SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_SCRATCH_BYTES and SYMCOMM_COLL_BLOCKS
  * must be the same on every rank. Ranks on several hosts: every collective

@@ -205,7 +205,7 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   c->ll_offset = (4 * c->area + sizeof(sc_coll_sync_t) + 63) / 64 * 64;
   sc_result_t res = sc_coll_parse_algo(c);
   if (res == SYMCOMM_OK)
-    res = sc_window_create(view, c->ll_offset + sc_coll_ll_bytes(c), NULL, 0, &c->scratch);
+    res = sc_window_create(view, c->ll_offset + sc_coll_ll_bytes(c), NULL, 0, false, &c->scratch);
   if (res == SYMCOMM_OK)
     res = sc_coll_attach(c);
   /* Every rank's sync block is zero before any rank's first collective. */

@@ -87,7 +87,8 @@ static sc_coll_algo_t sc_coll_rooted_algo(const sc_coll_t *c, sc_coll_kind_t kin
  * pushes into every rank's output (both), all-gather and all-to-all push
  * into the outputs, reduce-scatter reduces from the inputs. Every rank's
  * buffer as mapped here goes into the arguments, its window and offset into
- * the tag (they must agree). False when they are not windows. */
+ * the tag (they must agree). False when they are not windows, or windows
+ * whose ranks may use them at different offsets. */
 static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, sc_coll_args_t *a,
                                uint64_t *where) {
   size_t one = call->count * call->elem, n = (size_t)c->view->nranks, in_off = 0, out_off = 0;
@@ -113,6 +114,12 @@ static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, s
     return false;
   if ((need_in && !sc_window_find(v, 0, call->sendbuf, in_bytes, &in_id, &in_off)) ||
       (need_out && !sc_window_find(v, 0, call->recvbuf, out_bytes, &out_id, &out_off)))
+    return false;
+  /* Peers' buffers are taken at this rank's offset: only where the ranks
+   * promised equal offsets. A SYMCOMM_WINDOW_ANY_OFFSET window (NCCL's
+   * default kind) promises nothing, and its call stages, as for a buffer
+   * that is no window. */
+  if ((need_in && !sc_window_symmetric(v, in_id)) || (need_out && !sc_window_symmetric(v, out_id)))
     return false;
   for (int r = 0; r < v->nranks; r++) {
     if (need_in)

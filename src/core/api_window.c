@@ -37,7 +37,7 @@ symcomm_result_t symcomm_mem_free(symcomm_comm_t comm, void *ptr) {
 }
 
 static sc_result_t sc_window_new(struct symcomm_comm *comm, size_t bytes, void *ptr,
-                                 symcomm_window_t *out) {
+                                 unsigned flags, symcomm_window_t *out) {
   SC_CHECK(sc_comm_check_alive(comm));
   if (out == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "the window output pointer is NULL");
@@ -51,7 +51,8 @@ static sc_result_t sc_window_new(struct symcomm_comm *comm, size_t bytes, void *
                     "symcomm_mem_alloc on this communicator's device",
                     ptr, bytes);
   sc_window_t *win = NULL;
-  sc_result_t res = sc_window_create(&comm->view, bytes, mem, offset, &win);
+  sc_result_t res = sc_window_create(&comm->view, bytes, mem, offset,
+                                     (flags & SYMCOMM_WINDOW_ANY_OFFSET) != 0, &win);
   if (res != SYMCOMM_OK) {
     if (mem != NULL)
       sc_mem_drop(mem);
@@ -68,17 +69,29 @@ static sc_result_t sc_window_new(struct symcomm_comm *comm, size_t bytes, void *
 symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t bytes, symcomm_window_t *win) {
   sc_error_clear();
   SC_CHECK(sc_comm_check(comm));
-  return sc_comm_finish_during(comm, sc_window_new(comm, bytes, NULL, win), "window creation");
+  return sc_comm_finish_during(comm, sc_window_new(comm, bytes, NULL, 0, win), "window creation");
+}
+
+symcomm_result_t symcomm_window_register_flags(symcomm_comm_t comm, void *ptr, size_t bytes,
+                                               unsigned flags, symcomm_window_t *win) {
+  sc_error_clear();
+  SC_CHECK(sc_comm_check(comm));
+  sc_result_t res;
+  if (ptr == NULL)
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_window_register: ptr is NULL");
+  else if ((flags & ~SYMCOMM_WINDOW_ANY_OFFSET) != 0)
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
+                   "symcomm_window_register_flags: unknown flags 0x%x (the only one is "
+                   "SYMCOMM_WINDOW_ANY_OFFSET, 0x%x)",
+                   flags & ~SYMCOMM_WINDOW_ANY_OFFSET, SYMCOMM_WINDOW_ANY_OFFSET);
+  else
+    res = sc_window_new(comm, bytes, ptr, flags, win);
+  return sc_comm_finish_during(comm, res, "window creation");
 }
 
 symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
                                          symcomm_window_t *win) {
-  sc_error_clear();
-  SC_CHECK(sc_comm_check(comm));
-  sc_result_t res = ptr == NULL ? SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
-                                           "symcomm_window_register: ptr is NULL")
-                                : sc_window_new(comm, bytes, ptr, win);
-  return sc_comm_finish_during(comm, res, "window creation");
+  return symcomm_window_register_flags(comm, ptr, bytes, 0, win);
 }
 
 void *symcomm_window_local(symcomm_window_t win) {

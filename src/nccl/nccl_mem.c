@@ -104,8 +104,12 @@ SHIM_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t
     return shim_fail(ncclInvalidArgument, "ncclCommWindowRegister: win is NULL");
   if ((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) != 0)
     return shim_fail(ncclInvalidArgument, "ncclCommWindowRegister: unknown flags 0x%x", winFlags);
+  /* NCCL's default windows (NCCL_WIN_DEFAULT) let each rank pass buffers at
+   * any offset of its window; NCCL_WIN_COLL_SYMMETRIC promises the same
+   * offsets on every rank, which collectives straight on the windows need. */
+  unsigned flags = (winFlags & NCCL_WIN_COLL_SYMMETRIC) != 0 ? 0 : SYMCOMM_WINDOW_ANY_OFFSET;
   symcomm_window_t w = NULL;
-  res = shim_result(symcomm_window_register(comm->sc, buff, size, &w), comm->sc);
+  res = shim_result(symcomm_window_register_flags(comm->sc, buff, size, flags, &w), comm->sc);
   shim_reg_t *r = NULL;
   if (res == ncclSuccess && (res = shim_reg_add(comm, buff, size, w, &r)) != ncclSuccess)
     symcomm_window_free(w);

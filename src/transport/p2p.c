@@ -186,7 +186,7 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
    * nothing. */
   sc_p2p_window_layout_t at;
   sc_p2p_window_layout(&set, (size_t)view->max_local_size, &at);
-  SC_CHECK_GOTO(sc_window_create(view, at.bytes, NULL, 0, &p->win), res, fail);
+  SC_CHECK_GOTO(sc_window_create(view, at.bytes, NULL, 0, false, &p->win), res, fail);
   SC_CHECK_GOTO(sc_p2p_make_desc(p, &set, &at), res, fail);
   for (int kind = 0; kind < 2; kind++)
     for (int l = 0; l < view->local_size; l++)

@@ -5,6 +5,7 @@
 #ifndef SC_WINDOW_COMM_VIEW_H
 #define SC_WINDOW_COMM_VIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
@@ -31,6 +32,9 @@ typedef struct sc_comm_view {
   sc_dev_window_t *dev_windows; /* [SC_MAX_WINDOWS] the same in device memory (peer: device
                                    arrays): the only table programs may be given */
   uint32_t windows_made;    /* one past the highest window id given out; entries at or above are free */
+  bool window_any_offset[SC_MAX_WINDOWS]; /* per live id: made with SYMCOMM_WINDOW_ANY_OFFSET (ranks
+                                             may use it at different offsets); read by the host
+                                             when a collective picks its path */
   struct sc_window_pads *reg_pads; /* pads of registered windows, one per id; NULL while none lives */
 } sc_comm_view_t;
 

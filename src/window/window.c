@@ -18,17 +18,20 @@ typedef struct sc_window_status {
   char why[252];
 } sc_window_status_t;
 
-/* Ranks must agree on the size and on the kind (allocated or registered:
- * the pads lie elsewhere); a mistake names two ranks that disagree. Every
+/* Ranks must agree on the size, on the kind (allocated or registered:
+ * the pads lie elsewhere) and on whether collectives may use it at offsets
+ * that differ (one rank reading another's buffer at its own offset would
+ * read the wrong bytes); a mistake names two ranks that disagree. Every
  * rank sees the same, so all fail alike. */
 typedef struct sc_window_shape {
   uint64_t bytes;
   uint64_t registered;
+  uint64_t any_offset;
 } sc_window_shape_t;
 
 static sc_result_t sc_window_agree(sc_comm_view_t *view, uint64_t bytes, bool registered,
-                                   sc_window_shape_t *all) {
-  sc_window_shape_t me = {.bytes = bytes, .registered = registered};
+                                   bool any_offset, sc_window_shape_t *all) {
+  sc_window_shape_t me = {.bytes = bytes, .registered = registered, .any_offset = any_offset};
   SC_CHECK(sc_bootstrap_allgather(view->boot, "window:size", &me, sizeof(me), all));
   for (int r = 0; r < view->nranks; r++) {
     if (all[r].registered != all[0].registered)
@@ -36,6 +39,12 @@ static sc_result_t sc_window_agree(sc_comm_view_t *view, uint64_t bytes, bool re
                       "ranks disagree on the window: rank 0 %s, rank %d %s",
                       all[0].registered ? "registers a buffer" : "allocates one", r,
                       all[r].registered ? "registers a buffer" : "allocates one");
+    if (all[r].any_offset != all[0].any_offset)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
+                      "ranks disagree on the window's flags: rank 0 registers it %s "
+                      "SYMCOMM_WINDOW_ANY_OFFSET, rank %d %s",
+                      all[0].any_offset ? "with" : "without", r,
+                      all[r].any_offset ? "with" : "without");
     if (all[r].bytes != all[0].bytes)
       return SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_WIN,
                       "ranks disagree on the window's size: rank 0 asks for %llu bytes, rank %d "
@@ -288,7 +297,7 @@ static void sc_window_discard(sc_window_t *win) {
  * window ids stay equal on all ranks, and a failure anywhere is reported
  * everywhere at once, naming the rank that failed. */
 sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *user_mem,
-                             size_t offset, sc_window_t **out) {
+                             size_t offset, bool any_offset, sc_window_t **out) {
   const sc_backend_ops_t *ops = view->ops;
   size_t gran = ops->granularity(view->device);
   size_t rounded = user_mem != NULL ? bytes : sc_round_up(bytes == 0 ? 1 : bytes, gran);
@@ -315,7 +324,8 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   _Static_assert(sizeof(sc_window_status_t) >= sizeof(sc_window_shape_t), "shapes fit statuses");
   /* The sizes as asked: sizes that differ are a mistake even where they
    * round up to the same granule (2 MiB on a GPU). */
-  sc_result_t res = sc_window_agree(view, bytes, user_mem != NULL, (sc_window_shape_t *)(void *)all);
+  sc_result_t res = sc_window_agree(view, bytes, user_mem != NULL, any_offset,
+                                    (sc_window_shape_t *)(void *)all);
   if (res != SYMCOMM_OK) {
     free(all);
     return res;
@@ -370,13 +380,15 @@ sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *us
   }
   if (id >= 0) {
     view->windows[id].peer = win->peer;
+    view->window_any_offset[id] = any_offset;
     /* bytes last: non-zero marks the entry live for whoever reads the table. */
     __atomic_store_n(&view->windows[id].bytes, (uint64_t)win->bytes, __ATOMIC_RELEASE);
     if ((uint32_t)id >= view->windows_made)
       view->windows_made = (uint32_t)id + 1;
   }
-  SC_INFO(SC_WIN, "window %lld of %zu bytes%s, mapped by %d ranks of this host",
-          (long long)win->id, rounded, user_mem != NULL ? " (registered)" : "", view->local_size);
+  SC_INFO(SC_WIN, "window %lld of %zu bytes%s%s, mapped by %d ranks of this host",
+          (long long)win->id, rounded, user_mem != NULL ? " (registered)" : "",
+          any_offset ? " (any offset: collectives on it stage)" : "", view->local_size);
   *out = win;
   return SYMCOMM_OK;
 }
@@ -387,6 +399,7 @@ static void sc_window_unmap(sc_window_t *win) {
   if (win->id >= 0) {
     __atomic_store_n(&win->view->windows[win->id].bytes, (uint64_t)0, __ATOMIC_RELEASE);
     win->view->windows[win->id].peer = NULL;
+    win->view->window_any_offset[win->id] = false;
     sc_window_publish(win, false); /* setup time: a failure leaves only a stale entry */
   }
   sc_window_unmap_memory(win);
@@ -435,4 +448,8 @@ bool sc_window_find(const sc_comm_view_t *view, uint32_t first_id, const void *p
     }
   }
   return false;
+}
+
+bool sc_window_symmetric(const sc_comm_view_t *view, uint32_t id) {
+  return id < SC_MAX_WINDOWS && !view->window_any_offset[id];
 }

@@ -47,9 +47,12 @@ typedef struct symcomm_window sc_window_t;
 
 /* Collective over view's communicator. With user_mem, the buffer is
  * [mem_ptr(user_mem) + offset, + bytes) of an allocation the caller keeps;
- * else a new allocation of `bytes`. Every rank must pass the same size. */
+ * else a new allocation of `bytes`. Every rank must pass the same size and
+ * the same any_offset (SYMCOMM_WINDOW_ANY_OFFSET: ranks may use the window
+ * at different offsets, so nothing may reach a peer's buffer at this rank's
+ * offset). */
 sc_result_t sc_window_create(sc_comm_view_t *view, size_t bytes, sc_devmem_t *user_mem,
-                             size_t offset, sc_window_t **win);
+                             size_t offset, bool any_offset, sc_window_t **win);
 
 /* Collective: after a barrier (no peer still maps this rank's memory in use),
  * unmaps the peers' memory, then releases this rank's. The struct is left
@@ -64,5 +67,10 @@ void sc_window_release(sc_window_t *win);
  * id and the offset of ptr in it; false if none does. */
 bool sc_window_find(const sc_comm_view_t *view, uint32_t first_id, const void *ptr, size_t bytes,
                     uint32_t *id, size_t *offset);
+
+/* Whether the ranks promised to use live window `id` at the same offsets
+ * (it was not made with any_offset), so that a peer's buffer lies at this
+ * rank's offset of the peer's part. */
+bool sc_window_symmetric(const sc_comm_view_t *view, uint32_t id);
 
 #endif

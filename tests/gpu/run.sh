@@ -128,6 +128,9 @@ job coll_windows_in_place_2 90 2 "$mp/test_coll" windows
 job coll_windows_in_place_4 90 4 "$mp/test_coll" windows
 job coll_windows_kinds_2 120 2 "$mp/test_coll" windows_kinds
 job coll_windows_kinds_4 120 4 "$mp/test_coll" windows_kinds
+job coll_window_any_offset_2 120 2 "$mp/test_coll" window_any_offset
+job coll_window_any_offset_4 120 4 "$mp/test_coll" window_any_offset
+job coll_window_same_offset_4 120 4 "$mp/test_coll" window_same_offset
 job coll_group_mixed_4 60 4 "$mp/test_coll" group
 job coll_bad_args_2 60 2 "$mp/test_coll" args
 job coll_mismatch_4 60 4 "$mp/test_coll" mismatch

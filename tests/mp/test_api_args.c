@@ -82,6 +82,10 @@ static void test_comm_sentences(symcomm_comm_t comm) {
   EXPECT_COMM_SENTENCE(comm, symcomm_mem_free(comm, buf), bad, "is not a buffer from symcomm_mem_alloc");
   EXPECT_COMM_SENTENCE(comm, symcomm_window_alloc(comm, 0, &w), bad, "a window of 0 bytes");
   EXPECT_COMM_SENTENCE(comm, symcomm_window_register(comm, NULL, 64, &w), bad, "ptr is NULL");
+  EXPECT_COMM_SENTENCE(comm, symcomm_window_register_flags(comm, NULL, 64, SYMCOMM_WINDOW_ANY_OFFSET, &w),
+                       bad, "ptr is NULL");
+  EXPECT_COMM_SENTENCE(comm, symcomm_window_register_flags(comm, buf, 64, SYMCOMM_WINDOW_ANY_OFFSET | 0x6, &w),
+                       bad, "unknown flags 0x6");
   EXPECT_COMM_SENTENCE(comm, symcomm_stream_create(comm, NULL), bad, "stream is NULL");
   EXPECT_COMM_SENTENCE(comm, symcomm_comm_host_topo(comm, 4, NULL), bad, "topo is NULL");
   EXPECT_COMM_SENTENCE(comm, symcomm_comm_split(comm, -4, 0, NULL), bad, "newcomm is NULL");

@@ -25,6 +25,12 @@
  *                         SYMCOMM_CHECK=1 the sentence names both calls)
  *   test_coll windows     all-reduce on buffers that are windows (used in place,
  *                         nothing staged), and windows at offsets that differ
+ *   test_coll window_any_offset  buffers at offsets that differ from rank to
+ *                         rank in a SYMCOMM_WINDOW_ANY_OFFSET window, or in a
+ *                         window on some ranks only: every collective stages
+ *   test_coll window_same_offset  the same calls in a window registered
+ *                         without flags, at the same offset everywhere (on
+ *                         the window); offsets that differ: "disagree"
  *   test_coll group       a group mixing collectives with sends and receives
  *   test_coll choices     ranks whose all-reduce choices differ (rank 0 forces
  *                         another algorithm, then uses a window where the
@@ -820,6 +826,94 @@ static void expect_disagree(symcomm_result_t r) {
   TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree"), "%s", symcomm_last_error(comm));
 }
 
+/* Each rank's buffers at rank x 4096 bytes into a window registered with
+ * SYMCOMM_WINDOW_ANY_OFFSET ("any"), then on odd ranks in memory that is no
+ * window: all-reduce, all-gather, reduce-scatter and all-to-all above the LL
+ * and one-shot sizes stage, and every element is right on every rank; so is
+ * a ring of sends into the window. The same with the symmetric contract
+ * ("same": a window registered without flags, every rank at 4096 bytes):
+ * they run on the window; and at offsets that differ, all-reduce fails on
+ * every rank with "disagree". tests/scripts/test_window_offsets.sh checks the
+ * logged paths. */
+static void test_window_offsets(bool any_offset) {
+  const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+  const size_t count = 400003; /* floats, above the one-shot size on 3 GPUs too */
+  const symcomm_dtype_t t = SYMCOMM_FLOAT32;
+  const symcomm_op_t op = SYMCOMM_SUM;
+  size_t n = (size_t)nranks, bytes = count * sizeof(float), span = n * bytes;
+  size_t mismatched = ((size_t)8 << 20) + 4096; /* all-reduce on 2 GPUs reads windows from 8 MiB */
+  size_t need = 2 * span + 4 * TD_GUARD > mismatched ? 2 * span + 4 * TD_GUARD : mismatched;
+  size_t cap = n * 4096 + need;
+  void *mem = NULL, *plain = tdev_alloc(cap);
+  TEST_OK(symcomm_mem_alloc(comm, cap, &mem));
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_register_flags(comm, mem, cap, any_offset ? SYMCOMM_WINDOW_ANY_OFFSET : 0, &win));
+  tdev_mirror_t mem_copy = tdev_mirror(mem, cap), plain_copy = tdev_mirror(plain, cap);
+  for (int layout = 0; layout < (any_offset ? 2 : 1); layout++) {
+    bool in_plain = layout == 1 && rank % 2 == 1;
+    tdev_mirror_t *copy = in_plain ? &plain_copy : &mem_copy;
+    char *send = (char *)(in_plain ? plain : mem) + (any_offset ? (size_t)rank : 1) * 4096 + TD_GUARD;
+    char *recv = send + span + 2 * TD_GUARD;
+    unsigned char *hsend = tdev_host_of(copy, send), *hrecv = tdev_host_of(copy, recv);
+    for (int k = 0; k < 4; k++) {
+      size_t in_bytes = k == 2 || k == 3 ? span : bytes, out_bytes = k == 1 || k == 3 ? span : bytes;
+      uint64_t seed = next_seed();
+      char what[96];
+      snprintf(what, sizeof(what), "%s, %s window, layout %d", names[k], any_offset ? "any-offset" : "symmetric",
+               layout);
+      if (k == 0 || k == 2)
+        td_fill_small(hsend, in_bytes / sizeof(float), t, op, seed, rank, 0);
+      else
+        for (size_t q = 0; q < in_bytes / bytes; q++)
+          td_fill_elems(hsend + q * bytes, count, t, seed, rank, q * count);
+      td_arm_guards(hsend, in_bytes);
+      td_reset(hrecv, out_bytes);
+      td_arm_guards(hrecv, out_bytes);
+      tdev_mirror_push(copy, send - TD_GUARD, 2 * span + 4 * TD_GUARD);
+      if (k == 0)
+        TEST_OK(symcomm_allreduce(send, recv, count, t, op, comm, stream));
+      else if (k == 1)
+        TEST_OK(symcomm_allgather(send, recv, count, t, comm, stream));
+      else if (k == 2)
+        TEST_OK(symcomm_reducescatter(send, recv, count, t, op, comm, stream));
+      else
+        TEST_OK(symcomm_alltoall(send, recv, count, t, comm, stream));
+      SYNC();
+      tdev_mirror_pull(copy, send - TD_GUARD, 2 * span + 4 * TD_GUARD);
+      if (k == 0 || k == 2)
+        td_check_reduced(hrecv, count, t, op, seed, k == 2 ? (uint64_t)rank * count : 0, nranks, what);
+      else
+        for (int r = 0; r < nranks; r++)
+          td_check_elems(hrecv + (size_t)r * bytes, count, t, seed, r, k == 3 ? (uint64_t)rank * count : 0,
+                         what);
+      td_check_guards(hrecv, out_bytes, what);
+      td_check_guards(hsend, in_bytes, what);
+    }
+    /* Receives into the window (straight from the sender) at offsets of their own. */
+    int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+    uint64_t seed = next_seed();
+    td_fill_elems(hsend, count, t, seed, rank, 0);
+    td_reset(hrecv, bytes);
+    tdev_mirror_push(copy, send - TD_GUARD, 2 * span + 4 * TD_GUARD);
+    TEST_OK(symcomm_group_start());
+    TEST_OK(symcomm_send(send, count, t, right, comm, stream));
+    TEST_OK(symcomm_recv(recv, count, t, left, comm, stream));
+    TEST_OK(symcomm_group_end());
+    SYNC();
+    tdev_mirror_pull(copy, recv, bytes);
+    td_check_elems(hrecv, count, t, seed, left, 0, "a ring of sends into the window");
+  }
+  if (!any_offset) { /* the symmetric contract stays: offsets that differ are caught */
+    char *odd = (char *)mem + (size_t)rank * 4096;
+    expect_disagree(symcomm_allreduce(odd, odd, mismatched / sizeof(float), t, op, comm, stream));
+  }
+  tdev_mirror_free(&mem_copy);
+  tdev_mirror_free(&plain_copy);
+  TEST_OK(symcomm_window_free(win));
+  TEST_OK(symcomm_mem_free(comm, mem));
+  tdev_free(plain);
+}
+
 /* main set SYMCOMM_ALGO for rank 0 only. Each case needs a fresh
  * communicator: a failed collective leaves the ranks out of step. */
 static void test_choices(void) {
@@ -944,7 +1038,7 @@ static void test_slow_order(void) {
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|windows_kinds|"
-                    "group|choices|stopped|after_p2p|slow_order\n");
+                    "window_any_offset|window_same_offset|group|choices|stopped|after_p2p|slow_order\n");
     return 2;
   }
   const char *what = argv[1];
@@ -996,6 +1090,10 @@ int main(int argc, char **argv) {
     test_windows();
   else if (strcmp(what, "windows_kinds") == 0)
     test_windows_kinds();
+  else if (strcmp(what, "window_any_offset") == 0)
+    test_window_offsets(true);
+  else if (strcmp(what, "window_same_offset") == 0)
+    test_window_offsets(false);
   else if (strcmp(what, "group") == 0)
     test_group();
   else if (strcmp(what, "choices") == 0)

@@ -4,6 +4,7 @@
  *   - put / signal / put_signal / wait_signal in a ring within each host
  *   - window_register of a symcomm_mem_alloc buffer at an offset; two
  *     registered windows' pads kept apart; ranks that disagree on the kind
+ *     or on SYMCOMM_WINDOW_ANY_OFFSET; puts and signals on such a window
  *   - mistakes: sizes that differ, offsets past the end, a slot out of range,
  *     a freed window, registering foreign memory, freeing a registered buffer,
  *     a size too large to round up to whole pages, a put from pageable host
@@ -139,6 +140,22 @@ static void test_register(symcomm_stream_t stream) {
   TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "got %s", symcomm_result_string(r));
   TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window"), "%s",
               symcomm_last_error(comm));
+  /* And on its flags: the last rank registers without SYMCOMM_WINDOW_ANY_OFFSET. */
+  unsigned flags = rank == size - 1 ? 0 : SYMCOMM_WINDOW_ANY_OFFSET;
+  r = symcomm_window_register_flags(comm, (char *)buf + (2 << 20), 4096, flags, &mixed);
+  TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE, "flags that differ: got %s", symcomm_result_string(r));
+  char both[96];
+  snprintf(both, sizeof(both), "rank 0 registers it with SYMCOMM_WINDOW_ANY_OFFSET, rank %d without",
+           size - 1);
+  TEST_ASSERT(test_contains(symcomm_last_error(comm), "disagree on the window's flags") &&
+                  test_contains(symcomm_last_error(comm), both),
+              "%s", symcomm_last_error(comm));
+  /* Alike everywhere, it is a window (puts and signals as on any), and the
+   * ranks stayed in step. */
+  TEST_OK(symcomm_window_register_flags(comm, (char *)buf + (2 << 20), 1 << 20,
+                                        SYMCOMM_WINDOW_ANY_OFFSET, &mixed));
+  test_put_signal(stream, mixed, 0);
+  TEST_OK(symcomm_window_free(mixed));
   /* The registered buffer cannot go while its window lives. */
   TEST_EXPECT_RESULT(symcomm_mem_free(comm, buf), SYMCOMM_ERR_INVALID_USAGE);
   TEST_OK(symcomm_window_free(win));

@@ -4,7 +4,8 @@
  * in and out of place, odd counts, every root; sends and receives (a ring,
  * to itself in a group, all-to-all by grouped sends); bad input; a
  * non-blocking init; inits of several communicators in one group of one
- * process; split, memory and windows; ncclMemAlloc memory that outlives the
+ * process; split, memory and windows (default ones at offsets that differ
+ * from rank to rank); ncclMemAlloc memory that outlives the
  * communicators of its time. Every element is checked exactly, the
  * data depends on rank and index, and outputs are reset before each call.
  *   test_nccl_shim ID-FILE   (rank 0 writes the unique id there; the others read it)
@@ -422,6 +423,36 @@ static void test_failures(ncclComm_t comm, unsigned char *a, unsigned char *b) {
 
 /* ---- split, memory, windows */
 
+/* A window registered without NCCL_WIN_COLL_SYMMETRIC (NCCL_WIN_DEFAULT)
+ * promises nothing about offsets: each rank passes its buffers at an offset
+ * of its own (rank x 4096 bytes), and all-reduce and all-gather (above the
+ * LL and one-shot sizes) still give every element right. */
+static void test_window_any_offset(ncclComm_t comm) {
+  enum { COUNT = 20011 }; /* floats: 80 KB a rank */
+  size_t one = COUNT * sizeof(float), all = one * (size_t)g_nranks;
+  size_t bytes = (size_t)g_nranks * 4096 + one + all;
+  void *mem = NULL;
+  NCCL_OK(ncclMemAlloc(&mem, bytes));
+  ncclWindow_t win;
+  NCCL_OK(ncclCommWindowRegister(comm, mem, bytes, &win, 0));
+  unsigned char *in = (unsigned char *)mem + (size_t)g_rank * 4096, *out = in + one;
+  for (int round = 0; round < 2; round++) {
+    reset(out, all);
+    fill_reduce(in, COUNT, ncclFloat32, ncclSum, 80 + round, g_rank);
+    NCCL_OK(ncclAllReduce(in, out, COUNT, ncclFloat32, ncclSum, comm, NULL));
+    check_reduced(out, COUNT, ncclFloat32, ncclSum, 80 + round,
+                  "all-reduce in a default window at offsets that differ");
+    reset(out, all);
+    fill_moved(in, one, 90 + round, g_rank, 0);
+    NCCL_OK(ncclAllGather(in, out, COUNT, ncclFloat32, comm, NULL));
+    for (int r = 0; r < g_nranks; r++)
+      check_moved(out + (size_t)r * one, one, 90 + round, r, 0,
+                  "all-gather in a default window at offsets that differ");
+  }
+  NCCL_OK(ncclCommWindowDeregister(comm, win));
+  NCCL_OK(ncclMemFree(mem));
+}
+
 static void test_split_and_windows(ncclComm_t comm, unsigned char *a, unsigned char *b) {
   ncclComm_t half = NULL;
   NCCL_OK(ncclCommSplit(comm, g_rank % 2, -g_rank, &half, NULL));
@@ -457,6 +488,7 @@ static void test_split_and_windows(ncclComm_t comm, unsigned char *a, unsigned c
   NCCL_REFUSED(ncclInvalidArgument, "not a window", ncclCommWindowDeregister(comm, win));
   NCCL_OK(ncclMemFree(mem));
   NCCL_REFUSED(ncclInvalidArgument, "ncclMemAlloc", ncclMemFree(mem));
+  test_window_any_offset(comm);
   void *handle = NULL;
   NCCL_OK(ncclCommRegister(comm, b, 4096, &handle));
   NCCL_OK(ncclCommDeregister(comm, handle));

@@ -501,7 +501,8 @@ SYMCOMM_API symcomm_result_t symcomm_group_end(void);
  * mismatch (the call fails on every rank: "disagree"). Buffers whose
  * offsets differ from rank to rank, or that are windows on some ranks only,
  * go in windows registered with SYMCOMM_WINDOW_ANY_OFFSET, on which
- * collectives stage (the NCCL shim registers NCCL_WIN_DEFAULT windows so,
+ * collectives stage (a buffer that also lies in a window without the flag
+ * runs on that one; the NCCL shim registers NCCL_WIN_DEFAULT windows so,
  * NCCL_WIN_COLL_SYMMETRIC ones without it). SYMCOMM_ALGO's
  * direct for all-gather, reduce-scatter and all-to-all stages anyway. SYMCOMM_ALGO,
  * SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_SCRATCH_BYTES and SYMCOMM_COLL_BLOCKS

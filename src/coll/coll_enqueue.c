@@ -82,6 +82,19 @@ static sc_coll_algo_t sc_coll_rooted_algo(const sc_coll_t *c, sc_coll_kind_t kin
   return c->view->nranks >= 3 && total >= min ? SC_ALGO_SPLIT : whole;
 }
 
+/* The first window holding [ptr, +bytes) whose ranks promised to use it at
+ * the same offsets: peers' buffers are taken at this rank's offset. A
+ * SYMCOMM_WINDOW_ANY_OFFSET window (NCCL's default kind) promises nothing
+ * and is passed over, also where it overlaps a symmetric one on some ranks
+ * only (which would otherwise make ranks choose differently). */
+static bool sc_coll_find_window(const sc_comm_view_t *v, const void *ptr, size_t bytes, uint32_t *id,
+                                size_t *off) {
+  for (uint32_t from = 0; sc_window_find(v, from, ptr, bytes, id, off); from = *id + 1)
+    if (sc_window_symmetric(v, *id))
+      return true;
+  return false;
+}
+
 /* A call runs straight on window buffers where those it touches on peers
  * are windows: all-reduce's two-shot reduces from every rank's input and
  * pushes into every rank's output (both), all-gather and all-to-all push
@@ -112,14 +125,8 @@ static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, s
     return false;
   if (call->kind == SC_COLL_ALLGATHER && in != own && in < own + one && own < in + one)
     return false;
-  if ((need_in && !sc_window_find(v, 0, call->sendbuf, in_bytes, &in_id, &in_off)) ||
-      (need_out && !sc_window_find(v, 0, call->recvbuf, out_bytes, &out_id, &out_off)))
-    return false;
-  /* Peers' buffers are taken at this rank's offset: only where the ranks
-   * promised equal offsets. A SYMCOMM_WINDOW_ANY_OFFSET window (NCCL's
-   * default kind) promises nothing, and its call stages, as for a buffer
-   * that is no window. */
-  if ((need_in && !sc_window_symmetric(v, in_id)) || (need_out && !sc_window_symmetric(v, out_id)))
+  if ((need_in && !sc_coll_find_window(v, call->sendbuf, in_bytes, &in_id, &in_off)) ||
+      (need_out && !sc_coll_find_window(v, call->recvbuf, out_bytes, &out_id, &out_off)))
     return false;
   for (int r = 0; r < v->nranks; r++) {
     if (need_in)

@@ -72,26 +72,31 @@ symcomm_result_t symcomm_window_alloc(symcomm_comm_t comm, size_t bytes, symcomm
   return sc_comm_finish_during(comm, sc_window_new(comm, bytes, NULL, 0, win), "window creation");
 }
 
-symcomm_result_t symcomm_window_register_flags(symcomm_comm_t comm, void *ptr, size_t bytes,
-                                               unsigned flags, symcomm_window_t *win) {
+/* Both register calls, under the name the caller used (for its sentences). */
+static symcomm_result_t sc_window_register_as(const char *fn, symcomm_comm_t comm, void *ptr,
+                                              size_t bytes, unsigned flags, symcomm_window_t *win) {
   sc_error_clear();
   SC_CHECK(sc_comm_check(comm));
   sc_result_t res;
   if (ptr == NULL)
-    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "symcomm_window_register: ptr is NULL");
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN, "%s: ptr is NULL", fn);
   else if ((flags & ~SYMCOMM_WINDOW_ANY_OFFSET) != 0)
     res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_WIN,
-                   "symcomm_window_register_flags: unknown flags 0x%x (the only one is "
-                   "SYMCOMM_WINDOW_ANY_OFFSET, 0x%x)",
+                   "%s: unknown flags 0x%x (the only one is SYMCOMM_WINDOW_ANY_OFFSET, 0x%x)", fn,
                    flags & ~SYMCOMM_WINDOW_ANY_OFFSET, SYMCOMM_WINDOW_ANY_OFFSET);
   else
     res = sc_window_new(comm, bytes, ptr, flags, win);
   return sc_comm_finish_during(comm, res, "window creation");
 }
 
+symcomm_result_t symcomm_window_register_flags(symcomm_comm_t comm, void *ptr, size_t bytes,
+                                               unsigned flags, symcomm_window_t *win) {
+  return sc_window_register_as("symcomm_window_register_flags", comm, ptr, bytes, flags, win);
+}
+
 symcomm_result_t symcomm_window_register(symcomm_comm_t comm, void *ptr, size_t bytes,
                                          symcomm_window_t *win) {
-  return symcomm_window_register_flags(comm, ptr, bytes, 0, win);
+  return sc_window_register_as("symcomm_window_register", comm, ptr, bytes, 0, win);
 }
 
 void *symcomm_window_local(symcomm_window_t win) {

@@ -30,7 +30,10 @@
  *                         window on some ranks only: every collective stages
  *   test_coll window_same_offset  the same calls in a window registered
  *                         without flags, at the same offset everywhere (on
- *                         the window); offsets that differ: "disagree"
+ *                         the window, past an any-offset window that holds
+ *                         rank 0's input only); offsets that differ:
+ *                         "disagree" (one host: between hosts collectives
+ *                         never run on windows)
  *   test_coll group       a group mixing collectives with sends and receives
  *   test_coll choices     ranks whose all-reduce choices differ (rank 0 forces
  *                         another algorithm, then uses a window where the
@@ -832,8 +835,9 @@ static void expect_disagree(symcomm_result_t r) {
  * and one-shot sizes stage, and every element is right on every rank; so is
  * a ring of sends into the window. The same with the symmetric contract
  * ("same": a window registered without flags, every rank at 4096 bytes):
- * they run on the window; and at offsets that differ, all-reduce fails on
- * every rank with "disagree". tests/scripts/test_window_offsets.sh checks the
+ * they run on the window, though an any-offset window of lower id holds
+ * rank 0's input; and at offsets that differ, all-reduce fails on every
+ * rank with "disagree". tests/scripts/test_window_offsets.sh checks the
  * logged paths. */
 static void test_window_offsets(bool any_offset) {
   const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
@@ -843,11 +847,18 @@ static void test_window_offsets(bool any_offset) {
   size_t n = (size_t)nranks, bytes = count * sizeof(float), span = n * bytes;
   size_t mismatched = ((size_t)8 << 20) + 4096; /* all-reduce on 2 GPUs reads windows from 8 MiB */
   size_t need = 2 * span + 4 * TD_GUARD > mismatched ? 2 * span + 4 * TD_GUARD : mismatched;
-  size_t cap = n * 4096 + need;
+  size_t cap = n * 4096 + need, shadow_bytes = 4096 + span + 2 * TD_GUARD;
   void *mem = NULL, *plain = tdev_alloc(cap);
-  TEST_OK(symcomm_mem_alloc(comm, cap, &mem));
-  symcomm_window_t win;
-  TEST_OK(symcomm_window_register_flags(comm, mem, cap, any_offset ? SYMCOMM_WINDOW_ANY_OFFSET : 0, &win));
+  TEST_OK(symcomm_mem_alloc(comm, cap + shadow_bytes, &mem));
+  /* "same" also has, registered first (a lower id), an any-offset window
+   * that holds the input on rank 0 only (elsewhere it lies past the
+   * buffers): ranks must pass it over alike, not stage on rank 0 alone. */
+  symcomm_window_t win, shadow = NULL;
+  if (!any_offset)
+    TEST_OK(symcomm_window_register_flags(comm, (char *)mem + (rank == 0 ? 0 : cap), shadow_bytes,
+                                          SYMCOMM_WINDOW_ANY_OFFSET, &shadow));
+  TEST_OK(symcomm_window_register_flags(comm, mem, cap + shadow_bytes,
+                                        any_offset ? SYMCOMM_WINDOW_ANY_OFFSET : 0, &win));
   tdev_mirror_t mem_copy = tdev_mirror(mem, cap), plain_copy = tdev_mirror(plain, cap);
   for (int layout = 0; layout < (any_offset ? 2 : 1); layout++) {
     bool in_plain = layout == 1 && rank % 2 == 1;
@@ -910,6 +921,8 @@ static void test_window_offsets(bool any_offset) {
   tdev_mirror_free(&mem_copy);
   tdev_mirror_free(&plain_copy);
   TEST_OK(symcomm_window_free(win));
+  if (shadow != NULL)
+    TEST_OK(symcomm_window_free(shadow));
   TEST_OK(symcomm_mem_free(comm, mem));
   tdev_free(plain);
 }

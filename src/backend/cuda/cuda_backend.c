@@ -24,7 +24,8 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .coll_blocks = sc_cuda_coll_blocks,
     /* 32 MiB rounds: each round costs barriers. 4 H200s, all-reduce of
      * plain buffers, 512 MiB: 2487 us against 2675 with 64 MiB (NCCL 2308),
-     * 128 MiB 672 against 700 (611); 256 MiB no better (docs/PERFORMANCE.md) */
+     * 128 MiB 672 against 700 (611); 256 MiB no better (docs/PERFORMANCE.md,
+     * session 12). Every communicator, splits too, maps this much. */
     .scratch_bytes = 128 << 20,
     /* 4 H200s: one-shot beat two-shot up to 1 MiB a rank (24 us against 38
      * at 128 KiB: one barrier fewer), two-shot won from 2 MiB */

@@ -4,7 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+
+#include "check.h"
 
 template <int N> struct __align__(16) P { unsigned char b[N]; };
 

@@ -15,14 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));          \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "check.h"
 
 #define THREADS 512
 #define MAXG 8

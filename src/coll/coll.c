@@ -64,13 +64,14 @@ static sc_result_t sc_coll_parse_algo(sc_coll_t *c) {
                  ((kind == SC_COLL_ALLGATHER || kind == SC_COLL_REDUCESCATTER ||
                    kind == SC_COLL_ALLTOALL) &&
                   (algo == SC_ALGO_DIRECT || algo == SC_ALGO_LL)) ||
-                 (kind == SC_COLL_REDUCE && (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_SPLIT));
+                 (kind == SC_COLL_REDUCE &&
+                  (algo == SC_ALGO_ONESHOT || algo == SC_ALGO_SPLIT || algo == SC_ALGO_LL));
     if (!known)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                       "SYMCOMM_ALGO='%s': '%s%s%s' is not an algorithm symcomm has (allreduce=oneshot, "
                       "allreduce=twoshot, allreduce=ll, allgather, reducescatter or alltoall=direct "
-                      "or =ll, broadcast=direct, broadcast=split, broadcast=ll, reduce=oneshot or "
-                      "reduce=split)",
+                      "or =ll, broadcast=direct, broadcast=split, broadcast=ll, reduce=oneshot, "
+                      "reduce=split or reduce=ll)",
                       spec, tok, eq != NULL ? "=" : "", eq != NULL ? eq + 1 : "");
     c->forced[kind] = algo;
   }

@@ -57,7 +57,7 @@ static sc_coll_algo_t sc_coll_allreduce_algo(const sc_coll_t *c, size_t total) {
 #define SC_COLL_SPLIT_BROADCAST_MIN ((size_t)4 << 20)
 #define SC_COLL_SPLIT_REDUCE_MIN ((size_t)8 << 20)
 
-/* All-gather, reduce-scatter, all-to-all and broadcast by LL while the part
+/* All-gather, reduce-scatter, all-to-all, broadcast and reduce by LL while the part
  * a rank sends each peer (`one` bytes) fits its LL region, as all-reduce: no
  * barrier. SYMCOMM_ALGO's `ll` for them applies where it fits, its `direct`
  * turns it off. */
@@ -70,7 +70,7 @@ static sc_coll_algo_t sc_coll_rooted_algo(const sc_coll_t *c, sc_coll_kind_t kin
   bool reduce = kind == SC_COLL_REDUCE;
   sc_coll_algo_t whole = reduce ? SC_ALGO_ONESHOT : SC_ALGO_DIRECT;
   sc_coll_algo_t algo = c->forced[kind];
-  if (!reduce && sc_coll_ll_takes(c, kind, total))
+  if (sc_coll_ll_takes(c, kind, total))
     return SC_ALGO_LL;
   if (algo == SC_ALGO_LL)
     algo = SC_ALGO_AUTO; /* too large for LL: as if not forced */

@@ -548,8 +548,7 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
                                    d->nranks < 2))
     return 0;
   if (a->algo == SC_ALGO_LL)
-    return a->kind != SC_COLL_REDUCE &&
-           d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
+    return d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
            d->ll_lines > SC_COLL_MAX_BLOCKS &&
            a->count <= (d->ll_lines - SC_COLL_MAX_BLOCKS) * SC_LL_LINE_DATA / a->elem;
   return a->count == 0 ||

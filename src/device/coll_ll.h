@@ -1,15 +1,16 @@
-/* The LL protocol (SC_ALGO_LL) of every collective but reduce, for small
- * sizes, where the round trips of a barrier cost more than moving the data.
- * Included by device/coll.h.
+/* The LL protocol (SC_ALGO_LL) of the collectives, for small sizes, where
+ * the round trips of a barrier cost more than moving the data. Included by
+ * device/coll.h.
  *
  * Every rank (a broadcast: its root alone) pushes its input (reduce-scatter
- * and all-to-all: block r of it to rank r) to every peer, 8 bytes to a
- * 16-byte line (each 4 data bytes in one word with the call's flag:
- * sc_dev_ll_store), into its own part of the peer's LL region; then it waits
- * for each line it needs (every peer's; a broadcast's: the root's) to carry
- * the flag, and reduces the lines in rank order, its own from its input
- * (all-gather and all-to-all: puts each rank's line in that rank's block of
- * the output; broadcast: the root's line in the output). No barrier and no fence: a word
+ * and all-to-all: block r of it to rank r) to every peer (a reduce: to the
+ * root alone), 8 bytes to a 16-byte line (each 4 data bytes in one word with
+ * the call's flag: sc_dev_ll_store), into its own part of the peer's LL
+ * region; then it waits for each line it needs (every peer's; a broadcast's:
+ * the root's; a reduce's other ranks: none) to carry the flag, and reduces
+ * the lines in rank order, its own from its input (all-gather and
+ * all-to-all: puts each rank's line in that rank's block of the output;
+ * broadcast: the root's line in the output). No barrier and no fence: a word
  * whose flag is the call's holds the call's data, because flag and data
  * travel in one store.
  *
@@ -19,7 +20,8 @@
  * between, which needed q's lines of it, which q pushed only once it had
  * finished the call that read half h (a launch starts when the one before it
  * on the stream ended). The call in between needed q's tag line at least,
- * which every rank pushes and waits for, also in a broadcast. The flag, the
+ * which every rank pushes and waits for, also in a broadcast or a reduce,
+ * whose ranks other than the one with the data need nothing else. The flag, the
  * call's number plus one, tells this call's lines from those of two calls
  * before.
  *
@@ -251,7 +253,8 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
    * load is on its way with theirs. (A broadcast's: below, once this rank
    * is known to be the root; the others may pass no input.) */
   uint64_t first = lo + t, v0 = 0;
-  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER;
+  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
+              a->kind == SC_COLL_REDUCE;
   if (early && first < hi)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
   uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0, marks = 0;
@@ -286,9 +289,13 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   int why = sc_dev_begin(ctx, &guard);
   int n = d->nranks, me = d->me, h = (int)(seq % 2);
   uint32_t flag = sc_ll_flag(seq);
-  /* A broadcast's data comes from the root alone; the others send their
-   * tag. Reduce-scatter and all-to-all send rank r block r of their input. */
-  uint64_t pushed = a->kind != SC_COLL_BROADCAST || me == a->root ? hi : lo;
+  /* A broadcast's data comes from the root alone, a reduce's goes to the
+   * root alone (to: -1, every peer); the others send their tag. Reduce-scatter
+   * and all-to-all send rank r block r of their input. */
+  int reduce = a->kind == SC_COLL_REDUCE, to = reduce ? a->root : -1;
+  uint64_t pushed = a->kind == SC_COLL_BROADCAST ? (me == a->root ? hi : lo)
+                    : reduce                     ? (me != a->root ? hi : lo)
+                                                 : hi;
   int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
   if (a->kind == SC_COLL_BROADCAST && first < pushed)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
@@ -304,7 +311,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   for (uint64_t l = first; l < pushed; l += nt) {
     uint64_t v = l == first ? v0 : blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
     for (int r = 0; r < n; r++)
-      if (r != me)
+      if (r != me && (to < 0 || r == to))
         sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l),
                    blockwise ? sc_ll_take(sc_ll_input(a, 1, r), l, bytes) : v, flag);
   }
@@ -326,7 +333,8 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   for (int r = 0; r < n; r++)
     srcs[r] = &w[r];
   int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
-  for (uint64_t l = first; l < hi && why == 0; l += nt) {
+  uint64_t needed = reduce && me != a->root ? lo : hi;     /* a reduce's others: none */
+  for (uint64_t l = first; l < needed && why == 0; l += nt) {
     if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
       w[me] = l == first && !blockwise ? v0 : sc_ll_take(sc_ll_input(a, blockwise, me), l, bytes);
     if (from != me)

@@ -15,6 +15,8 @@
  *   err_bytes  size of P's send when P refused R's receive   written by P
  *   gave_up    why P marked the pair failed (a relay mark)   written by P
  *   eager_ack  R's eager messages P took (or refused)       written by P
+ *   eager_taken  P's eager messages R claimed; | ERROR: P withdrew one
+ *                                              written by R and P (CAS)
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
  * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets, its
@@ -40,7 +42,8 @@
  * A message of at most eager_bytes goes eagerly instead: no rendezvous, no
  * ring, its data pushed with flags into the receiver's eager slot for the
  * sender (device/p2p_eager.h, which also says how sizes that differ across
- * the threshold fail on both sides).
+ * the threshold fail on both sides, and how a sender giving up and a
+ * receiver taking the message settle which came first).
  * A receive into a window (its id and offset in the communicator's window
  * table) says so with its size; the send then copies straight into that
  * buffer, once, and raises each lane's ready past its part's chunks at once.
@@ -85,6 +88,10 @@ enum {
   SC_P2P_PHASE_FINISH
 };
 
+/* A wait's outcome, besides sc_dev_sleep's: the block was giving up, and
+ * its eager send turned out claimed by the receiver (sc_p2p_eager_delivered). */
+#define SC_P2P_DELIVERED (-2)
+
 /* A block's progress through its ops of one direction (they run one after
  * another), in the program's local variables: never in its arguments. */
 typedef struct sc_p2p_cursor {
@@ -96,6 +103,7 @@ typedef struct sc_p2p_cursor {
   uint64_t at, len; /* its part of the message */
   uint32_t parts;
   int eager;      /* the message goes eagerly (its size, device/p2p_eager.h) */
+  int unacked;    /* an eager send given up on, found claimed: it ends before the ack */
   char *direct;   /* send: the receiver's window buffer, when it asked for one */
 } sc_p2p_cursor_t;
 
@@ -188,8 +196,11 @@ SC_DEV_FN void sc_p2p_fail(const sc_p2p_desc_t *d, sc_dev_error_t *err, int kind
 /* Marks a pair and direction that an op left half-done as failed, here and
  * at the peer (atomically: other streams of the pair may store to the same
  * lines), on every lane, and tells the peer why (`mark`, 0: nothing to
- * relay). */
-SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark) {
+ * relay). A send whose eager message `withdraw` - 1 is put and not acked
+ * withdraws it first (device/p2p_eager.h; 0: none), after the mark, which
+ * a receive that loses its claim reads. */
+SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark,
+                             uint64_t withdraw) {
   sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[peer];
   sc_p2p_peer_lines_t *mine = &my_pad->peer[peer];
   sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
@@ -197,6 +208,8 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_
   if (mark != 0)
     sc_dev_store(&theirs->gave_up.value, mark); /* before the marks the peer sees */
   if (kind == SC_P2P_SEND) {
+    if (withdraw != 0)
+      (void)sc_p2p_eager_withdraw(&theirs->eager_taken.value, withdraw - 1); /* the pair fails */
     sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
     for (uint32_t l = 0; l < lanes; l++)
       sc_dev_or(&theirs->ready[l].value, SC_SLOT_ERROR);
@@ -210,12 +223,28 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_
   sc_dev_ring(&peer_pad->bell);
 }
 
+/* An eager send put and waiting for its ack: its message number + 1, else 0. */
+SC_DEV_FN uint64_t sc_p2p_eager_in_flight(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c) {
+  return c->op < a->nops && c->eager && c->phase == SC_P2P_PHASE_EAGER ? c->msg + 1 : 0;
+}
+
 /* The block gave up: each direction with ops left marks its pair failed (leader). */
 SC_DEV_FN void sc_p2p_poison_pending(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c, int peer,
                                      uint64_t mark) {
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++)
     if (c[kind].op < a->nops)
-      sc_p2p_poison(a->desc, peer, kind, mark);
+      sc_p2p_poison(a->desc, peer, kind, mark,
+                    kind == SC_P2P_SEND ? sc_p2p_eager_in_flight(a, &c[kind]) : 0);
+}
+
+/* Before the block gives up (leader): whether its eager send in flight, if
+ * any, was claimed by the receiver, which will finish it; then the send
+ * ends instead of failing. Otherwise it is withdrawn, and the poison that
+ * follows tells the receiver why. */
+SC_DEV_FN int sc_p2p_eager_delivered(const sc_p2p_args_t *a, const sc_p2p_here_t *h,
+                                     const sc_p2p_cursor_t *send) {
+  uint64_t in_flight = sc_p2p_eager_in_flight(a, send);
+  return in_flight != 0 && sc_p2p_eager_withdraw(&h->theirs->eager_taken.value, in_flight - 1);
 }
 
 /* The pair is marked failed: this rank's own stop if it has one, else what
@@ -334,11 +363,11 @@ SC_DEV_FN int sc_p2p_eager_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
 
 /* An eager receive's verdict after every thread looked (leader): whether
  * all its lines came (`whole`) and the header's size (`sent`, UINT64_MAX:
- * not there yet). Arrived (1), not yet (0), or failed (-1: the sender gave
- * up, on this message too: it never finishes one the sender reported
- * failed; or it sent another size, refused here). */
+ * not there yet). Arrived and claimed (1), not yet or withdrawn (0), or
+ * failed (-1: the sender gave up, on this message too: it never finishes
+ * one the sender reported failed; or it sent another size, refused here). */
 SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
-                                   const sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
+                                   sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
                                    const sc_p2p_op_t *op, uint64_t msg, int whole, uint64_t sent,
                                    sc_dev_error_t *err) {
   if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
@@ -352,7 +381,9 @@ SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
     sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
     return -1;
   }
-  return whole;
+  /* Withdrawn since the look above: the sender's marks follow (with the
+   * reason, read once ready[0] shows them); wait for them. */
+  return whole && sc_p2p_eager_claim(&mine->eager_taken.value, msg);
 }
 
 /* A lane waits for its message (leader): published (1), not yet (0), or failed (-1: the pair failed, or the message
@@ -379,6 +410,12 @@ SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const 
  * done by whichever part ends last. */
 SC_DEV_FN void sc_p2p_part_done(sc_p2p_queue_t *q, uint32_t lane, const sc_p2p_cursor_t *c,
                                 uint64_t nchunks, uint64_t *done, sc_p2p_pad_t *my_pad) {
+  if (c->eager && c->unacked) { /* the next send on the queue waits for the ack */
+    sc_dev_store_own(&q->eager_unacked, c->msg + 1);
+    sc_dev_store_own_release(done, c->msg + 1);
+    sc_dev_ring(&my_pad->bell);
+    return;
+  }
   if (c->eager) { /* one part, no ring: nothing another block reads is ordered by done */
     sc_dev_store_own(done, c->msg + 1);
     sc_dev_ring(&my_pad->bell);
@@ -389,6 +426,22 @@ SC_DEV_FN void sc_p2p_part_done(sc_p2p_queue_t *q, uint32_t lane, const sc_p2p_c
     return;
   sc_dev_store_own_release(done, c->msg + 1); /* only this GPU's blocks read it */
   sc_dev_ring(&my_pad->bell);
+}
+
+/* A send's turn came (leader): if an earlier eager message ended on the
+ * receiver's claim, its ack must come before this one touches the slot.
+ * 1 go on, 0 wait, -1 failed. */
+SC_DEV_FN int sc_p2p_earlier_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                   const sc_p2p_peer_lines_t *mine, const sc_p2p_queue_t *q,
+                                   const sc_p2p_op_t *op, const sc_p2p_cursor_t *c,
+                                   sc_dev_error_t *err) {
+  uint64_t unacked = sc_dev_load_own(&q->eager_unacked); /* done's acquire ordered it */
+  if (unacked == 0)
+    return 1;
+  uint64_t ack = sc_dev_load(&mine->eager_ack.value);
+  if (ack & SC_SLOT_ERROR)
+    return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+  return ack >= unacked;
 }
 
 /* Advances the cursor of one direction as far as it can go without waiting,
@@ -416,6 +469,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->chunk = 0;
       c->direct = 0;
       c->eager = sc_p2p_eager(op->bytes, h->eager_bytes);
+      c->unacked = 0;
       if (leader)
         c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
       /* A launch of groups of one block: no lane comes for its ticket, so
@@ -434,6 +488,8 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
         uint64_t v = sc_dev_load_own_acquire(done);
         r = (v & SC_SLOT_ERROR) ? sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err)
                                 : v >= c->msg;
+        if (r == 1 && send)
+          r = sc_p2p_earlier_acked(ctx, d, mine, q, op, c, err);
       }
       SC_P2P_VERDICT(ctx, r);
       /* A rendezvous send's header, for a receive that went eagerly. */
@@ -592,7 +648,7 @@ SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
   uint32_t lanes = a->width > 0 ? a->width : 1;
   for (uint32_t i = 0; i < a->nops && i < SC_P2P_MAX_OPS; i++)
     if (((uint32_t)a->ops[i].block + 1) * lanes > first_block)
-      sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark);
+      sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark, 0); /* none ran: none put */
 }
 
 /* The cursor that the block is stuck on, for the sentence of its failure. */
@@ -620,7 +676,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
           a->ops[i].kind > SC_P2P_RECV;
     peer = a->ops[i].peer;
   }
-  sc_p2p_here_t h;
+  sc_p2p_here_t h = {0}; /* read below where the block has a peer; else unused */
   if (!bad && peer >= 0)
     sc_p2p_here_read(d, peer, &h);
   int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
@@ -647,7 +703,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     c[kind].phase = SC_P2P_PHASE_CLAIM;
     c[kind].msg = c[kind].base = c[kind].chunk = c[kind].at = c[kind].len = 0;
     c[kind].parts = 1;
-    c[kind].eager = 0;
+    c[kind].eager = c[kind].unacked = 0;
     c[kind].direct = 0;
   }
   sc_p2p_pad_t *my_pad = h.my_pad;
@@ -666,6 +722,19 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     int moved = 0;
     for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
       int r = sc_p2p_advance(ctx, a, &h, group, lane, kind, &c[kind], err);
+      /* A send failing while its eager message waits for the ack (the pair
+       * was poisoned meanwhile) ends delivered if the receiver claimed it. */
+      if (r < 0 && kind == SC_P2P_SEND) {
+        int delivered = leader && sc_p2p_eager_delivered(a, &h, &c[kind]);
+        if (sc_dev_share(ctx, delivered)) {
+          if (leader)
+            err->kind = SC_DEV_OK;
+          c[kind].unacked = 1;
+          c[kind].phase = SC_P2P_PHASE_FINISH;
+          moved = 1;
+          continue;
+        }
+      }
       if (r < 0) {
         if (leader) { /* recorded before the poison can reach another stream's wait */
           sc_dev_publish_early(ctx, err);
@@ -685,8 +754,26 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     /* Stuck after the departures were read: the peer left, having done all
      * it will ever do. */
     int why = 0;
+    sc_dev_error_t failure;
+    uint64_t mark = 0;
     if (leader)
       why = (departed >> peer & 1) ? -1 : sc_dev_sleep(ctx, &my_pad->bell, seen);
+    if (leader && why != 0 && why != SC_DEV_PEER_LEFT) {
+      const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
+      const sc_p2p_op_t *op = &a->ops[stuck->op];
+      failure = *err;
+      if (why < 0) {
+        sc_p2p_fail(d, &failure, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
+        failure.e = d->ranks[peer];
+      } else {
+        sc_p2p_fail(d, &failure, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op,
+                    stuck->msg, (int64_t)op->bytes);
+        failure.e = d->guard.timeout_ms;
+      }
+      mark = sc_dev_relay_mark(&failure, d->rank, d->ranks[peer]);
+      if (sc_p2p_eager_delivered(a, &h, &c[SC_P2P_SEND]))
+        why = SC_P2P_DELIVERED;
+    }
     why = sc_dev_share(ctx, why);
     if (why == SC_DEV_PEER_LEFT) {
       if (leader)
@@ -695,19 +782,15 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     }
     if (why == 0)
       continue;
+    if (why == SC_P2P_DELIVERED) { /* the send ends; the rest waits on, anew */
+      c[SC_P2P_SEND].unacked = 1;
+      c[SC_P2P_SEND].phase = SC_P2P_PHASE_FINISH;
+      continue;
+    }
     if (leader) {
-      const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
-      const sc_p2p_op_t *op = &a->ops[stuck->op];
-      if (why < 0) {
-        sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
-        err->e = d->ranks[peer];
-      } else {
-        sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, stuck->msg,
-                    (int64_t)op->bytes);
-        err->e = d->guard.timeout_ms;
-      }
+      *err = failure;
       sc_dev_publish_early(ctx, err);
-      sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
+      sc_p2p_poison_pending(a, c, peer, mark);
     }
     return;
   }

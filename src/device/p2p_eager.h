@@ -8,12 +8,31 @@
  *            with flag sc_ll_flag(n), into R's slot for S; then wait for R's
  *            verdict in S's pad: eager_ack = n + 1 (taken), or a refusal.
  *   receive: wait until the header and every data line carry the flag
- *            (the sender did not give up on it: no ERROR in ready[0]), copy
- *            the data to the buffer, then set eager_ack = n + 1 in S's pad.
+ *            (the sender did not give up on it: no ERROR in ready[0]),
+ *            claim it (eager_taken = n + 1 in R's pad), copy the data to
+ *            the buffer, then set eager_ack = n + 1 in S's pad.
  * The slot is free again when the ack comes: the sender's next message
  * waits for this one to be done (the queue's order), so one slot per pair
  * and direction is enough, and a line still holding message n - 1's flag
  * is told from message n's.
+ *
+ * A sender that gives up waiting for the ack (timeout, abort, its other
+ * direction failed) withdraws the message before it marks the pair failed:
+ * eager_taken |= ERROR. The claim and the withdrawal are compare-and-swaps
+ * of that one word, so exactly one wins: withdrawn, the receive fails
+ * whatever it saw before (a receive never finishes a message its sender
+ * reported failed, even one stopped between its look and its claim);
+ * claimed first, the message is delivered (the receiver finishes it unless
+ * it dies), so the sender finishes the send instead of failing it, and its
+ * next message on the pair waits for that ack (queue.eager_unacked) before
+ * touching the slot the receiver may still be copying out of. A receive
+ * that lost its claim waits on until the sender's marks (ready[0]'s ERROR,
+ * after the reason in gave_up) come, which follow the withdrawal at once:
+ * the mark is stored only by a sender that fails. The claim is an atomic on
+ * the receiver's own memory (the withdrawal, on the failure path only,
+ * crosses to the peer): the fast path gains no round trip. A block whose
+ * send ended so waits on for its other ops with a fresh timeout: the
+ * message's delivery was progress.
  *
  * Each side picks the protocol from its own size, so sizes that differ
  * across the threshold must still meet, and fail on both sides naming both
@@ -85,6 +104,31 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx)) {
     sc_dev_ll_load(sc_p2p_eager_line(slot, 1 + l), &w0, &w1);
     sc_ll_give(buf, l, bytes, sc_ll_data(w0, w1));
+  }
+}
+
+/* The receiver claims message msg, all arrived (leader), in `taken` (its
+ * eager_taken line about the sender): 1, or 0 if the sender withdrew it first. One atomic maximum, no load before it: a
+ * withdrawn word has SC_SLOT_ERROR, the top bit, so it stays as it is. */
+SC_DEV_FN int sc_p2p_eager_claim(uint64_t *taken, uint64_t msg) {
+  return !(sc_dev_max64(taken, msg + 1) & SC_SLOT_ERROR);
+}
+
+/* The sender gives up on message msg, put but not acked (leader), in
+ * `taken` (the receiver's eager_taken line about it): 0 once withdrawn (or
+ * the word was failed before), 1 if the receiver had claimed it: it is
+ * delivered, the ack to come. */
+SC_DEV_FN int sc_p2p_eager_withdraw(uint64_t *taken, uint64_t msg) {
+  uint64_t v = sc_dev_load(taken);
+  for (;;) {
+    if (v & SC_SLOT_ERROR)
+      return 0;
+    if (v >= msg + 1)
+      return 1;
+    uint64_t old = sc_dev_cas64(taken, v, v | SC_SLOT_ERROR);
+    if (old == v)
+      return 0;
+    v = old;
   }
 }
 

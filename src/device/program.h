@@ -126,7 +126,7 @@ typedef enum sc_coll_algo {
   SC_ALGO_TWOSHOT, /* each rank reduces its share from every peer, then all gather the shares */
   SC_ALGO_DIRECT,  /* stage, then read what one needs straight from the peers */
   SC_ALGO_WINDOWS, /* two-shot straight on buffers that are windows: nothing staged */
-  SC_ALGO_LL,      /* small all-reduce: each rank pushes its input, flagged, to every peer */
+  SC_ALGO_LL,      /* small calls: each rank pushes its input, flagged, to the peers that need it */
   SC_ALGO_SPLIT    /* broadcast and reduce: the root's data moves in one part per other rank,
                       which those ranks then gather (broadcast) or hand to the root (reduce) */
 } sc_coll_algo_t;

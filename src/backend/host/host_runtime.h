@@ -120,6 +120,19 @@ static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+static inline uint64_t sc_dev_cas64(uint64_t *p, uint64_t expected, uint64_t v) {
+  __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected; /* the old value, whether or not it swapped */
+}
+
+static inline uint64_t sc_dev_max64(uint64_t *p, uint64_t v) {
+  uint64_t old = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+  while (old < v &&
+         !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ;
+  return old;
+}
+
 static inline uint32_t sc_dev_count_own32(uint32_t *p) {
   return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
 }

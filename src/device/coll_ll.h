@@ -2,9 +2,9 @@
  * the round trips of a barrier cost more than moving the data. Included by
  * device/coll.h.
  *
- * Every rank (a broadcast: its root alone) pushes its input (reduce-scatter
- * and all-to-all: block r of it to rank r) to every peer (a reduce: to the
- * root alone), 8 bytes to a 16-byte line (each 4 data bytes in one word with
+ * Every rank (a broadcast: its root alone; a reduce: every rank but the
+ * root, to the root alone) pushes its input (reduce-scatter and all-to-all:
+ * block r of it to rank r) to every peer, 8 bytes to a 16-byte line (each 4 data bytes in one word with
  * the call's flag: sc_dev_ll_store), into its own part of the peer's LL
  * region; then it waits for each line it needs (every peer's; a broadcast's:
  * the root's; a reduce's other ranks: none) to carry the flag, and reduces
@@ -37,6 +37,17 @@
  * gives up as a barrier's does (this communicator stopped, a rank left, no
  * progress for the timeout, another rank's mark), marks the others, and the
  * leader writes one failure of its block.
+ *
+ * A reduce's ranks other than the root need nothing but the tags: they end
+ * once their lines are out, without waiting for the root to have them all.
+ * So where the root fails (it waited past the timeout for a rank that was
+ * stopped, say), the others have already reported the call done: their part
+ * of it was, and the root's mark fails their next collective. Making them
+ * wait for a word from the root would make a loop of reduces as slow as one
+ * of barriers (two trips between ranks a call instead of one); the other
+ * collectives fail together (every rank needs lines from every rank, or
+ * from the one that may fail). A stopped rank itself never finishes a call
+ * the others reported failed (the mark read after its pushes).
  *
  * The flag repeats after 2^32 - 1 calls, so a line of a half that no call
  * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of

@@ -90,7 +90,7 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                "never reached barrier %lld)",
                call, (double)err->c / 1000.0, (long long)err->b, (long long)err->a, (long long)err->d);
     else if (err->d == 0) /* the LL protocol: no barrier */
-      snprintf(buf, len, "%s waited %.1f s without progress for rank %lld's part of the data",
+      snprintf(buf, len, "%s waited %.1f s without progress for rank %lld's part of the call",
                call, (double)err->c / 1000.0, (long long)err->a);
     else
       snprintf(buf, len,

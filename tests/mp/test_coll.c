@@ -576,7 +576,12 @@ static void test_mismatch(void) {
  * all-reduce ("limit") too large for LL, both through barriers, and comes
  * late. Each side finds the other's tag (the LL rank's tag line, the
  * barrier rank's arrival and tag), so every rank fails at once with
- * "disagree", not at the timeout, also while the others stay. */
+ * "disagree", not at the timeout, also while the others stay. The same for
+ * reduce: an LL reduce to rank 0 everywhere but on the last rank, which
+ * reduces to rank 1 ("reduce_root", LL both: the tags differ; the root the
+ * others name waits for lines the last rank sends elsewhere, and ranks that
+ * need nothing but tags must not finish) or one too large for LL
+ * ("reduce_limit", through barriers). */
 static void test_mismatch_protocols(const char *how) {
   size_t small = 16, large = 20000;
   int32_t *a = tdev_alloc(large * sizeof(int32_t)), *b = tdev_alloc(large * sizeof(int32_t));
@@ -585,8 +590,15 @@ static void test_mismatch_protocols(const char *how) {
   symcomm_result_t r;
   if (last) /* the LL ranks' tag lines are there (their rings past) before it waits */
     usleep(200 * 1000);
-  if (!last)
+  bool reduce = strncmp(how, "reduce", 6) == 0;
+  if (!last && reduce)
+    r = symcomm_reduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, 0, comm, stream);
+  else if (!last)
     r = symcomm_allreduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream);
+  else if (strcmp(how, "reduce_root") == 0)
+    r = symcomm_reduce(a, b, small, SYMCOMM_INT32, SYMCOMM_SUM, 1, comm, stream);
+  else if (strcmp(how, "reduce_limit") == 0)
+    r = symcomm_reduce(a, b, large, SYMCOMM_INT32, SYMCOMM_SUM, 0, comm, stream); /* above LL */
   else if (strcmp(how, "bcast") == 0)
     r = symcomm_broadcast(a, b, large, SYMCOMM_INT32, 0, comm, stream); /* above LL */
   else
@@ -1099,6 +1111,10 @@ int main(int argc, char **argv) {
     test_mismatch_protocols("bcast");
   else if (strcmp(what, "mismatch_ll_limit") == 0)
     test_mismatch_protocols("limit");
+  else if (strcmp(what, "mismatch_ll_reduce_root") == 0)
+    test_mismatch_protocols("reduce_root");
+  else if (strcmp(what, "mismatch_ll_reduce_limit") == 0)
+    test_mismatch_protocols("reduce_limit");
   else if (strcmp(what, "windows") == 0)
     test_windows();
   else if (strcmp(what, "windows_kinds") == 0)

@@ -754,26 +754,11 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     /* Stuck after the departures were read: the peer left, having done all
      * it will ever do. */
     int why = 0;
-    sc_dev_error_t failure;
-    uint64_t mark = 0;
     if (leader)
       why = (departed >> peer & 1) ? -1 : sc_dev_sleep(ctx, &my_pad->bell, seen);
-    if (leader && why != 0 && why != SC_DEV_PEER_LEFT) {
-      const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
-      const sc_p2p_op_t *op = &a->ops[stuck->op];
-      failure = *err;
-      if (why < 0) {
-        sc_p2p_fail(d, &failure, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
-        failure.e = d->ranks[peer];
-      } else {
-        sc_p2p_fail(d, &failure, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op,
-                    stuck->msg, (int64_t)op->bytes);
-        failure.e = d->guard.timeout_ms;
-      }
-      mark = sc_dev_relay_mark(&failure, d->rank, d->ranks[peer]);
-      if (sc_p2p_eager_delivered(a, &h, &c[SC_P2P_SEND]))
-        why = SC_P2P_DELIVERED;
-    }
+    if (leader && why != 0 && why != SC_DEV_PEER_LEFT &&
+        sc_p2p_eager_delivered(a, &h, &c[SC_P2P_SEND]))
+      why = SC_P2P_DELIVERED;
     why = sc_dev_share(ctx, why);
     if (why == SC_DEV_PEER_LEFT) {
       if (leader)
@@ -788,9 +773,18 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
       continue;
     }
     if (leader) {
-      *err = failure;
+      const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
+      const sc_p2p_op_t *op = &a->ops[stuck->op];
+      if (why < 0) {
+        sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
+        err->e = d->ranks[peer];
+      } else {
+        sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, stuck->msg,
+                    (int64_t)op->bytes);
+        err->e = d->guard.timeout_ms;
+      }
       sc_dev_publish_early(ctx, err);
-      sc_p2p_poison_pending(a, c, peer, mark);
+      sc_p2p_poison_pending(a, c, peer, sc_dev_relay_mark(err, d->rank, d->ranks[peer]));
     }
     return;
   }

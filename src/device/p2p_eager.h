@@ -109,7 +109,11 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
 
 /* The receiver claims message msg, all arrived (leader), in `taken` (its
  * eager_taken line about the sender): 1, or 0 if the sender withdrew it first. One atomic maximum, no load before it: a
- * withdrawn word has SC_SLOT_ERROR, the top bit, so it stays as it is. */
+ * withdrawn word has SC_SLOT_ERROR, the top bit, so it stays as it is.
+ * Relaxed: the one word decides who won; the data needs no order from it
+ * (each line carries its flag, checked before the claim, and the sender
+ * writes the slot again only after the ack, stored with release after the
+ * copy). */
 SC_DEV_FN int sc_p2p_eager_claim(uint64_t *taken, uint64_t msg) {
   return !(sc_dev_max64(taken, msg + 1) & SC_SLOT_ERROR);
 }

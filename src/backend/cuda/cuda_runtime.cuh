@@ -150,10 +150,12 @@ SC_DEV_FN uint64_t sc_dev_cas64(uint64_t *p, uint64_t expected, uint64_t v) {
   return old;
 }
 
-/* The old value; *p becomes the larger of the two. */
+/* The old value; *p becomes the larger of the two. Relaxed: what the old
+ * value says (who came first) is all a caller may take from it; the
+ * acq_rel form cost a small send/recv 2-3 us (docs/PERFORMANCE.md). */
 SC_DEV_FN uint64_t sc_dev_max64(uint64_t *p, uint64_t v) {
   uint64_t old;
-  asm volatile("atom.acq_rel.sys.max.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  asm volatile("atom.relaxed.sys.max.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
 }
 

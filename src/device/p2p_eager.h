@@ -18,8 +18,8 @@
  *
  * A sender that gives up waiting for the ack (timeout, abort, its other
  * direction failed) withdraws the message before it marks the pair failed:
- * eager_taken |= ERROR. The claim and the withdrawal are compare-and-swaps
- * of that one word, so exactly one wins: withdrawn, the receive fails
+ * eager_taken |= ERROR. The claim (an atomic maximum) and the withdrawal (a
+ * compare-and-swap) are atomics on that one word, so exactly one wins: withdrawn, the receive fails
  * whatever it saw before (a receive never finishes a message its sender
  * reported failed, even one stopped between its look and its claim);
  * claimed first, the message is delivered (the receiver finishes it unless
@@ -110,10 +110,14 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
 /* The receiver claims message msg, all arrived (leader), in `taken` (its
  * eager_taken line about the sender): 1, or 0 if the sender withdrew it first. One atomic maximum, no load before it: a
  * withdrawn word has SC_SLOT_ERROR, the top bit, so it stays as it is.
- * Relaxed: the one word decides who won; the data needs no order from it
- * (each line carries its flag, checked before the claim, and the sender
- * writes the slot again only after the ack, stored with release after the
- * copy). */
+ * Relaxed: the one word decides who won, and the copy needs no order from
+ * it: each line carries its flag, checked before the claim, and the sender
+ * writes the slot again only after the ack. (The ack is a relaxed store by
+ * the leader after the block's copy and a block-wide sync; each thread's
+ * loads of the slot feed its stores to the buffer before that sync, which
+ * is what keeps them ahead of the ack in practice. The PTX model alone does
+ * not promise it, with this claim or the acq_rel one before it, which came
+ * before the copy and so never ordered it either.) */
 SC_DEV_FN int sc_p2p_eager_claim(uint64_t *taken, uint64_t msg) {
   return !(sc_dev_max64(taken, msg + 1) & SC_SLOT_ERROR);
 }

@@ -113,7 +113,7 @@ typedef struct tmsg {
   uint8_t *slots[STAGE_SLOTS];
   int64_t slot_chunk[STAGE_SLOTS]; /* chunk a slot holds, -1: free */
   int64_t slot_ready_us[STAGE_SLOTS]; /* send: staging copy done; recv: copy-out done (after landing) */
-  bool slot_landed[STAGE_SLOTS];
+  bool slot_landed[STAGE_SLOTS]; /* recv: the chunk landed; send: the poller saw its copy done */
   int nulls; /* times chunk_ptr said "not yet" */
   uint64_t chunks_done;
   bool finished;
@@ -135,7 +135,15 @@ static size_t chunk_len(const tmsg_t *t, uint64_t k) {
   return t->m.bytes - off < cb ? (size_t)(t->m.bytes - off) : cb;
 }
 
-static uint64_t stage_delay_us(uint64_t k) { return 200 + td_mix(7, me.rank, k) % 1500; }
+/* TEST_NET_STAGE_US: every staging copy takes this long instead (0: done
+ * when it starts, so it is always done by the time the engine's turn ends
+ * and its poller looks). */
+static uint64_t stage_delay_us(uint64_t k) {
+  const char *fixed = getenv("TEST_NET_STAGE_US");
+  if (fixed != NULL)
+    return strtoull(fixed, NULL, 10);
+  return 200 + td_mix(7, me.rank, k) % 1500;
+}
 
 static void *chunk_ptr(sc_net_msg_t *m, uint64_t k) {
   tmsg_t *t = (tmsg_t *)m;
@@ -216,6 +224,14 @@ static int64_t stage_poller(void *ctx) {
         int64_t d = t->slot_ready_us[s] - now;
         next = next < 0 || d < next ? d : next;
         continue;
+      }
+      /* A send's copy is done: one more turn of the engine, which sleeps
+       * till the pollers' hint and takes the chunk when it asks again (the
+       * copy may have finished before this look, with no hint left: as
+       * net_staging.c wakes the engine). */
+      if (t->m.kind == SC_NET_SEND && !t->slot_landed[s]) {
+        t->slot_landed[s] = true;
+        next = 0;
       }
       if (t->m.kind == SC_NET_RECV) {
         uint64_t k = (uint64_t)t->slot_chunk[s];

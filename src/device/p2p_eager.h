@@ -19,9 +19,10 @@
  * A sender that gives up waiting for the ack (timeout, abort, its other
  * direction failed) withdraws the message before it marks the pair failed:
  * eager_taken |= ERROR. The claim (an atomic maximum) and the withdrawal (a
- * compare-and-swap) are atomics on that one word, so exactly one wins: withdrawn, the receive fails
- * whatever it saw before (a receive never finishes a message its sender
- * reported failed, even one stopped between its look and its claim);
+ * compare-and-swap) are atomics on that one word, so exactly one wins:
+ * withdrawn, the receive fails whatever it saw before (a receive never
+ * finishes a message its sender reported failed, even one stopped between
+ * its look and its claim);
  * claimed first, the message is delivered (the receiver finishes it unless
  * it dies), so the sender finishes the send instead of failing it, and its
  * next message on the pair waits for that ack (queue.eager_unacked) before
@@ -108,8 +109,9 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
 }
 
 /* The receiver claims message msg, all arrived (leader), in `taken` (its
- * eager_taken line about the sender): 1, or 0 if the sender withdrew it first. One atomic maximum, no load before it: a
- * withdrawn word has SC_SLOT_ERROR, the top bit, so it stays as it is.
+ * eager_taken line about the sender): 1, or 0 if the sender withdrew it
+ * first. One atomic maximum, no load before it: a withdrawn word has
+ * SC_SLOT_ERROR, the top bit, so it stays as it is.
  * Relaxed: the one word decides who won, and the copy needs no order from
  * it: each line carries its flag, checked before the claim, and the sender
  * writes the slot again only after the ack. (The ack is a relaxed store by

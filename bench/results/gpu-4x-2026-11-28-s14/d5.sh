@@ -1,17 +1,3 @@
 #!/usr/bin/env bash
-# session 14 call 5 (one load at a time, each waited for): where an 8-byte LL all-reduce's time goes, per rank (build-ab/exp with SC_EXP bit 256: block 0's
-# leader stamps %globaltimer at kernel entry, after its pushes, after its waits and at exit; medians at destroy).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-nvidia-smi -L | head -1
-mkdir -p $OUT/logs
-for np in 4; do
-  for e in 768 1023; do
-    timeout -k 5 100 env SYMCOMM_BACKEND=cuda SC_EXP=$e LD_LIBRARY_PATH=$PWD/build-ab/exp build/bin/symcomm-run -n $np --timeout 90 -- \
-      build/bin/symcomm-perf -o allreduce -b 8 -e 8 -G 1 -n 1000 -w 50 -c 1 -R 1 > $OUT/logs/tr_${np}_$e.log 2>&1
-    echo "np $np exp $e rc=$? $(grep -E '^ +8 ' $OUT/logs/tr_${np}_$e.log | awk '{print $6 " us"}')"
-    grep TRACE $OUT/logs/tr_${np}_$e.log | sort
-  done
-  timeout -k 5 100 build/bin/symcomm-run -n $np --timeout 90 -- build/bin/symcomm-perf --engine nccl -o allreduce -b 8 -e 8 -G 1 -n 1000 -w 50 -c 1 -R 1 > $OUT/logs/nccl_$np.log 2>&1
-  echo "np $np nccl rc=$? $(grep -E '^ +8 ' $OUT/logs/nccl_$np.log | awk '{print $6 " us"}')"
-done
-cd $OUT && tar czf logs.tgz logs && rm -rf logs
+# session 14 call 5: d3 with one load at a time, each waited for (SC_EXP bit 512), 4 GPUs.
+NPS=4 EXPS="768 1023" bash "$(dirname "$0")/d3.sh"

@@ -44,10 +44,14 @@
  * stopped, say), the others have already reported the call done: their part
  * of it was, and the root's mark fails their next collective. Making them
  * wait for a word from the root would make a loop of reduces as slow as one
- * of barriers (two trips between ranks a call instead of one); the other
- * collectives fail together (every rank needs lines from every rank, or
- * from the one that may fail). A stopped rank itself never finishes a call
- * the others reported failed (the mark read after its pushes).
+ * of barriers (two trips between ranks a call instead of one). The same
+ * holds for every collective where a rank's stop or another rank's mark is
+ * what fails the call: both are looked at once the rank's lines are out, so
+ * the others may have what they need and finish the call; the mark this
+ * rank leaves fails their next. A rank whose wait for a line gives up fails
+ * the call, and its mark fails the others' (this call where they still
+ * wait, else their next). A stopped rank itself never finishes a call the
+ * others reported failed (the mark read after its pushes).
  *
  * The flag repeats after 2^32 - 1 calls, so a line of a half that no call
  * wrote for a multiple of 2 x (2^32 - 1) calls (some 8.6 billion: hours of
@@ -68,6 +72,8 @@
 /* A kind of SC_LL_WHY that is no error kind: the rank's tag line holds
  * another tag than this call's. */
 #define SC_LL_TAG_DIFFERS 250
+/* Another: a rank's mark was there once this rank's lines were out. */
+#define SC_LL_MARKED 251
 
 /* What a rank pushes to rank r: block r of its input for reduce-scatter and
  * all-to-all (blockwise), all of it otherwise. */
@@ -157,6 +163,14 @@ SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, u
       continue;
     if (sc_ll_decode(w0[r], w1[r], flag, &w[r]))
       continue;
+    /* A line pushed at the same time as this rank's lands a little later:
+     * looked at again at once a few times before the wait's first look at
+     * marks and tags (a GPU; the simulated backend sleeps on its bell). */
+    int quick = 0;
+    for (int i = 0; !quick && i < SC_DEV_QUICK_POLLS; i++)
+      quick = sc_ll_read(sc_ll_line(d, d->me, h, r, l), flag, &w[r]);
+    if (quick)
+      continue;
     int why = sc_ll_wait(ctx, run, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
     if (why != 0)
       return why;
@@ -243,10 +257,12 @@ SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why,
  * counters at its end (sc_dev_coll_run_on's for the other paths, the same
  * checks). A small call waits for chains of loads, each link a trip to
  * memory (to another GPU, to the host), so the steps are arranged for the
- * fewest links: every load the start needs (the counters, the descriptor,
- * the marks, the first line of input) is in flight at once, before one
- * check of them all; the pushes need nothing more; the tag lines are
- * waited for by other threads than the data. Thread r pushes the tag to
+ * fewest links: the loads the pushes need (the counters, the descriptor,
+ * the first line of input) are in flight at once, and nothing else comes
+ * before the pushes: no block-wide vote (each thread checks the counters it
+ * read itself), and the stop word and the marks are looked at once the
+ * lines are out (below); the tag lines are waited for by other threads
+ * than the data. Thread r pushes the tag to
  * rank r. Nothing here is out of line: with its two failure paths as
  * __noinline__ functions the kernel's stack frame grew from 368 to 1656
  * bytes and every call took 10 us more on 4 H200s (docs/PERFORMANCE.md). */
@@ -258,7 +274,9 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   uint32_t t = sc_dev_thread(ctx), nt = sc_dev_threads(ctx);
   int counted = st != 0 && mine != 0 && block < SC_COLL_MAX_BLOCKS;
   uint64_t bytes = a->count * a->elem, lines = (bytes + SC_LL_LINE_DATA - 1) / SC_LL_LINE_DATA;
-  uint64_t lo = sc_coll_cut(lines, block, blocks), hi = sc_coll_cut(lines, block + 1, blocks);
+  /* One block (the smallest calls): no division on the path. */
+  uint64_t lo = blocks == 1 ? 0 : sc_coll_cut(lines, block, blocks);
+  uint64_t hi = blocks == 1 ? lines : sc_coll_cut(lines, block + 1, blocks);
   /* This thread's first line of input, read first: it is the caller's
    * buffer of count x elem bytes whatever the checks below find, and its
    * load is on its way with theirs. (A broadcast's: below, once this rank
@@ -268,14 +286,12 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
               a->kind == SC_COLL_REDUCE;
   if (early && first < hi)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
-  uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0, marks = 0;
+  uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0;
   if (counted) {
     seq = sc_dev_load_own(&st->calls);
     epoch = sc_dev_load_own(&st->block[block].epoch);
     rounds = sc_dev_load_own(&st->rounds);
     broken = sc_dev_load_own(&st->broken);
-    for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt) /* the LL path has at most this many ranks */
-      marks |= sc_dev_load_poll(&mine->fail[s]);
   }
   if (!counted || sc_coll_path(a->algo, a->kind) != SC_COLL_PATH_LL || !sc_coll_args_ok(a, blocks)) {
     if (sc_dev_leader(ctx)) {
@@ -294,10 +310,6 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   run.round = 0;
   run.tagged = 1; /* in the tag lines, not at a barrier */
   run.seq = seq;
-  sc_guard_t guard = d->guard;
-  guard.call = SC_CALL_COLL + a->kind;
-  guard.seq = seq;
-  int why = sc_dev_begin(ctx, &guard);
   int n = d->nranks, me = d->me, h = (int)(seq % 2);
   uint32_t flag = sc_ll_flag(seq);
   /* A broadcast's data comes from the root alone, a reduce's goes to the
@@ -310,7 +322,13 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
   if (a->kind == SC_COLL_BROADCAST && first < pushed)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
-  if (sc_dev_any(ctx, why != 0 || broken != 0 || marks != 0) != 0) {
+  sc_guard_t guard = d->guard;
+  guard.call = SC_CALL_COLL + a->kind;
+  guard.seq = seq;
+  /* Every thread read `broken` itself, which no block of this launch
+   * writes before here: the same answer in all, no vote. */
+  if (broken != 0) {
+    int why = sc_dev_begin(ctx, &guard);
     why = sc_ll_refuse(ctx, &run, why, broken, err);
     if (sc_dev_leader(ctx))
       sc_coll_finish(ctx, &run, seq, why);
@@ -331,14 +349,18 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   for (int r = 0; r < n; r++)
     if (r != me)
       sc_dev_ring(&d->sync[r]->bell);
-  /* A rank that timed out waiting for this one's lines reported the call
-   * failed (this rank was stopped before it pushed, say): its mark, read
-   * once the pushes are out, fails the call here too even if every line
-   * comes. */
-  int late = -1;
+  /* The stop word (block 0's leader read it at the kernel's start) and the
+   * marks, looked at once the pushes are out: a stopped communicator, or a
+   * rank that gave up, fails the call here even if every line comes, and
+   * a rank that timed out waiting for this one's lines reported the call
+   * failed. Before the pushes, their loads and a block-wide vote on them
+   * held the pushes back (0.5-1 us a call on 2 H200s, docs/PERFORMANCE.md;
+   * the stop word is host memory); so the others may finish a call that
+   * fails here, and fail at their next, which this rank's mark stops. */
+  int stop = sc_dev_begin(ctx, &guard), why = stop;
+  int marked = 0;
   for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt)
-    if (late < 0 && sc_coll_mark_waits_for(sc_dev_load_poll(&mine->fail[s]), me))
-      late = (int)s;
+    marked |= sc_dev_load_poll(&mine->fail[s]) != 0;
   uint64_t w[SC_LL_MAX_RANKS];
   const void *srcs[SC_LL_MAX_RANKS];
   for (int r = 0; r < n; r++)
@@ -363,7 +385,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
       continue;
     }
     uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;
-    uint64_t count = (left < SC_LL_LINE_DATA ? left : SC_LL_LINE_DATA) / a->elem;
+    uint32_t count = (uint32_t)(left < SC_LL_LINE_DATA ? left : SC_LL_LINE_DATA) / a->elem;
     sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);
     sc_ll_give(a->recvbuf, l, bytes, out);
   }
@@ -377,11 +399,18 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     if (why == 0 && w[r] != a->tag)
       why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
-  if (why == 0 && late >= 0)
-    why = SC_LL_WHY(SC_DEV_COLL_FAILED, late);
-  why = sc_dev_any(ctx, why);
-  if (why != 0 && sc_dev_leader(ctx))
-    sc_ll_report(ctx, &run, h, why, err);
+  why = sc_dev_any(ctx, why != 0 ? why : marked ? SC_LL_WHY(SC_LL_MARKED, 0) : 0);
+  if (why != 0 && sc_dev_leader(ctx)) {
+    uint64_t mark;
+    if (stop != 0) { /* this rank's own stop first, as where a barrier's call starts */
+      sc_coll_give_up(ctx, d, block, epoch + 1, stop, err);
+      why = err->kind;
+    } else if ((why & 255) == SC_LL_MARKED) {
+      why = sc_ll_heard(ctx, &run, sc_coll_marked(d, &mark), err);
+    } else {
+      sc_ll_report(ctx, &run, h, why, err);
+    }
+  }
   if (sc_dev_leader(ctx))
     sc_coll_finish(ctx, &run, seq, why);
 }

@@ -114,6 +114,14 @@ typedef struct sc_backend_ops {
   sc_result_t (*dev_alloc)(sc_device_t *device, size_t bytes, void **ptr);
   void (*dev_free)(sc_device_t *device, void *ptr);
   sc_result_t (*upload)(sc_device_t *device, void *dst, const void *src, size_t bytes);
+  /* A 32-bit word of host memory from host_alloc copied into device memory
+   * from dev_alloc, queued and not waited for: the stop word's device copy,
+   * which the host writes when the communicator stops, maybe while programs
+   * that wait for the stop fill the device. So on a queue of the backend's
+   * own that nothing else waits in (CUDA: a non-blocking stream, the copy
+   * engine); a failure is logged, not returned (the programs' waits read
+   * the host word itself). */
+  void (*copy_word)(sc_device_t *device, uint32_t *dst, const uint32_t *src);
 
   /* ---- streams and events */
   sc_result_t (*stream_create)(sc_device_t *device, sc_stream_t **stream);

@@ -151,6 +151,7 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
   a->desc = c->desc;
   a->state = c->state;
   a->sync = sc_coll_sync_of(c, v->rank);
+  a->stopped = v->dev_stop;
   a->kind = (int32_t)call->kind;
   a->dtype = call->dtype;
   a->op = call->op;

@@ -231,6 +231,8 @@ static void sc_comm_detach_device(struct symcomm_comm *comm) {
   }
   if (comm->dev_window_table != NULL)
     comm->ops->dev_free(comm->device, comm->dev_window_table);
+  if (comm->dev_stop != NULL)
+    comm->ops->dev_free(comm->device, comm->dev_stop);
   if (comm->window_table != NULL)
     comm->ops->host_free(comm->device, comm->window_table);
   if (comm->status != NULL)

@@ -49,6 +49,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
   v->ops = comm->ops;
   v->device = comm->device;
   v->status = comm->status;
+  v->dev_stop = comm->dev_stop;
   v->abort_fd = comm->abort_wake.fd;
   v->timeout_ms = comm->options.timeout_ms;
   /* A wait may poll before giving the core away only when that starves
@@ -134,6 +135,8 @@ sc_result_t sc_comm_attach_device(struct symcomm_comm *comm) {
   comm->status = word;
   memset(comm->status, 0, sizeof(*comm->status));
   comm->status->rank = -1;
+  SC_CHECK(comm->ops->dev_alloc(comm->device, sizeof(uint64_t), &word)); /* zeroed */
+  comm->dev_stop = word;
   SC_CHECK(comm->ops->host_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));
   comm->window_table = word;
   SC_CHECK(comm->ops->dev_alloc(comm->device, sizeof(sc_dev_window_t) * SC_MAX_WINDOWS, &word));

@@ -42,6 +42,8 @@ static void sc_comm_stop_programs_locked(struct symcomm_comm *comm) {
   st->rank = comm->watch.stop_rank;
   st->result = comm->watch.stop_result;
   __atomic_store_n(&st->stop, (uint32_t)comm->watch.stop, __ATOMIC_RELEASE);
+  if (comm->dev_stop != NULL)
+    comm->ops->copy_word(comm->device, comm->dev_stop, &st->stop);
 }
 
 /* Records how comm failed (the first failure wins) and stops its programs:

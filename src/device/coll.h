@@ -523,23 +523,40 @@ SC_DEV_FN int sc_coll_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_error
   return 0;
 }
 
+/* What every path checks of its arguments, given the descriptor's rank
+ * count, rank and state pointer (read by the caller). Loads first, then
+ * one expression with no branch: a chain of `||` between loads of the
+ * descriptor made each load wait for the one before (the LL call's SASS). */
+SC_DEV_FN int sc_coll_common_ok(const sc_coll_args_t *a, uint32_t blocks, int n, int me,
+                                const sc_coll_state_t *state) {
+  int reduces = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_REDUCE ||
+                a->kind == SC_COLL_REDUCESCATTER;
+  int rooted = a->kind == SC_COLL_REDUCE || a->kind == SC_COLL_BROADCAST;
+  return (n >= 1) & (n <= SC_MAX_LOCAL_RANKS) & (me >= 0) & (me < n) & (a->state == state) &
+         (blocks >= 1) & (blocks <= SC_COLL_MAX_BLOCKS) & (a->kind >= 0) &
+         (a->kind < SC_COLL_KIND_COUNT) &
+         ((a->elem == 1) | (a->elem == 2) | (a->elem == 4) | (a->elem == 8)) &
+         ((reduces == 0) | sc_dev_reduce_ok(n, a->dtype, a->op, n)) &
+         ((rooted == 0) | ((a->root >= 0) & (a->root < n)));
+}
+
+/* The LL path's own rules: this rank has an LL region (ll_me), at most
+ * SC_LL_MAX_RANKS ranks, and the call's lines fit a source's part (no
+ * division: elem is 1, 2, 4 or 8, sc_coll_common_ok). */
+SC_DEV_FN int sc_coll_ll_fits(const sc_coll_args_t *a, const uint64_t *ll_me, int n, uint64_t lines) {
+  uint32_t shift = a->elem == 8 ? 3 : a->elem == 4 ? 2 : a->elem == 2 ? 1 : 0;
+  return (ll_me != 0) & (n <= SC_LL_MAX_RANKS) & (lines > SC_COLL_MAX_BLOCKS) &
+         (a->count <= ((lines - SC_COLL_MAX_BLOCKS) * SC_LL_LINE_DATA) >> shift);
+}
+
 /* Arguments this program can run with (the host made them; a check, not a
  * filter of user input). */
 SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
   const sc_coll_desc_t *d = a->desc;
-  if (d == 0 || d->nranks < 1 || d->nranks > SC_MAX_LOCAL_RANKS || d->me < 0 || d->me >= d->nranks ||
-      a->state != d->state)
+  if (d == 0)
     return 0;
-  if (blocks < 1 || blocks > SC_COLL_MAX_BLOCKS || a->kind < 0 || a->kind >= SC_COLL_KIND_COUNT)
-    return 0;
-  if (a->elem != 1 && a->elem != 2 && a->elem != 4 && a->elem != 8)
-    return 0;
-  int reduces = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_REDUCE ||
-                a->kind == SC_COLL_REDUCESCATTER;
-  if (reduces && !sc_dev_reduce_ok(d->nranks, a->dtype, a->op, d->nranks))
-    return 0;
-  if ((a->kind == SC_COLL_REDUCE || a->kind == SC_COLL_BROADCAST) &&
-      (a->root < 0 || a->root >= d->nranks))
+  int n = d->nranks, me = d->me;
+  if (!sc_coll_common_ok(a, blocks, n, me, d->state))
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
     return a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
@@ -548,9 +565,7 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
                                    d->nranks < 2))
     return 0;
   if (a->algo == SC_ALGO_LL)
-    return d->ll[d->me] != 0 && d->nranks <= SC_LL_MAX_RANKS &&
-           d->ll_lines > SC_COLL_MAX_BLOCKS &&
-           a->count <= (d->ll_lines - SC_COLL_MAX_BLOCKS) * SC_LL_LINE_DATA / a->elem;
+    return sc_coll_ll_fits(a, d->ll[me], n, d->ll_lines);
   return a->count == 0 ||
          (a->per >= 1 && a->per <= sc_coll_per_max(d->area, d->nranks, sc_coll_path(a->algo, a->kind), a->elem));
 }

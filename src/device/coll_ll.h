@@ -272,28 +272,41 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   const sc_coll_desc_t *d = a->desc;
   uint32_t block = sc_dev_block(ctx), blocks = sc_dev_blocks(ctx);
   uint32_t t = sc_dev_thread(ctx), nt = sc_dev_threads(ctx);
-  int counted = st != 0 && mine != 0 && block < SC_COLL_MAX_BLOCKS;
+  int counted = st != 0 && mine != 0 && d != 0 && block < SC_COLL_MAX_BLOCKS;
   uint64_t bytes = a->count * a->elem, lines = (bytes + SC_LL_LINE_DATA - 1) / SC_LL_LINE_DATA;
   /* One block (the smallest calls): no division on the path. */
   uint64_t lo = blocks == 1 ? 0 : sc_coll_cut(lines, block, blocks);
   uint64_t hi = blocks == 1 ? lines : sc_coll_cut(lines, block + 1, blocks);
-  /* This thread's first line of input, read first: it is the caller's
-   * buffer of count x elem bytes whatever the checks below find, and its
-   * load is on its way with theirs. (A broadcast's: below, once this rank
+  /* This thread's first line of input, read right after the counters and
+   * the descriptor (the SASS had it stored to the stack before their loads
+   * went out, waiting for it first): it is the caller's buffer of count x
+   * elem bytes whatever the checks below find, and its load is on its way
+   * with theirs. (A broadcast's: below, once this rank
    * is known to be the root; the others may pass no input.) */
   uint64_t first = lo + t, v0 = 0;
-  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
-              a->kind == SC_COLL_REDUCE;
-  if (early && first < hi)
-    v0 = sc_ll_take(a->sendbuf, first, bytes);
-  uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0;
-  if (counted) {
+  uint64_t seq = 0, epoch = 0, rounds = 0, broken = 0, lines_part = 0;
+  uint32_t stopped = 0;
+  int n = 0, me = 0;
+  const sc_coll_state_t *owner = 0;
+  if (counted) { /* no branch between these loads: all in flight at once */
     seq = sc_dev_load_own(&st->calls);
     epoch = sc_dev_load_own(&st->block[block].epoch);
     rounds = sc_dev_load_own(&st->rounds);
     broken = sc_dev_load_own(&st->broken);
+    if (a->stopped != 0)
+      stopped = sc_dev_load_poll32(a->stopped);
+    n = d->nranks;
+    me = d->me;
+    owner = d->state;
+    lines_part = d->ll_lines;
   }
-  if (!counted || sc_coll_path(a->algo, a->kind) != SC_COLL_PATH_LL || !sc_coll_args_ok(a, blocks)) {
+  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
+              a->kind == SC_COLL_REDUCE;
+  if (early && first < hi)
+    v0 = sc_ll_take(a->sendbuf, first, bytes);
+  if (!counted || sc_coll_path(a->algo, a->kind) != SC_COLL_PATH_LL ||
+      !(sc_coll_common_ok(a, blocks, n, me, owner) &
+        sc_coll_ll_fits(a, d->ll[(uint32_t)me % SC_MAX_LOCAL_RANKS], n, lines_part))) {
     if (sc_dev_leader(ctx)) {
       err->kind = SC_DEV_BAD_ARGS;
       err->a = SC_PROGRAM_COLL;
@@ -310,7 +323,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   run.round = 0;
   run.tagged = 1; /* in the tag lines, not at a barrier */
   run.seq = seq;
-  int n = d->nranks, me = d->me, h = (int)(seq % 2);
+  int h = (int)(seq % 2);
   uint32_t flag = sc_ll_flag(seq);
   /* A broadcast's data comes from the root alone, a reduce's goes to the
    * root alone (to: -1, every peer); the others send their tag. Reduce-scatter
@@ -349,15 +362,20 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   for (int r = 0; r < n; r++)
     if (r != me)
       sc_dev_ring(&d->sync[r]->bell);
-  /* The stop word (block 0's leader read it at the kernel's start) and the
-   * marks, looked at once the pushes are out: a stopped communicator, or a
-   * rank that gave up, fails the call here even if every line comes, and
-   * a rank that timed out waiting for this one's lines reported the call
-   * failed. Before the pushes, their loads and a block-wide vote on them
-   * held the pushes back (0.5-1 us a call on 2 H200s, docs/PERFORMANCE.md;
-   * the stop word is host memory); so the others may finish a call that
-   * fails here, and fail at their next, which this rank's mark stops. */
-  int stop = sc_dev_begin(ctx, &guard), why = stop;
+  /* The stop (its word's copy in device memory, read with the counters;
+   * the word itself is host memory, whose read alone made a call 0.8-1.2 us
+   * longer on 2 H200s, docs/PERFORMANCE.md) and the marks, looked at once
+   * the pushes are out: a stopped communicator, or a rank that gave up,
+   * fails the call here even if every line comes, and a rank that timed
+   * out waiting for this one's lines reported the call failed. Before the
+   * pushes, their loads and a block-wide vote on them held the pushes back;
+   * so the others may finish a call that fails here, and fail at their
+   * next, which this rank's mark stops. The copy comes a little after the
+   * word (the host queues it when it stops the communicator): a call that
+   * starts in between runs as one that started before the stop, and its
+   * waits look at the word itself. */
+  sc_dev_enter(ctx, &guard);
+  int stop = stopped != 0 && sc_dev_leader(ctx) ? sc_dev_stopped(ctx) : 0, why = stop;
   int marked = 0;
   for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt)
     marked |= sc_dev_load_poll(&mine->fail[s]) != 0;

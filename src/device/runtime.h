@@ -31,6 +31,7 @@
  *   void sc_dev_add(uint64_t *p, uint64_t v);        release atomic add
  *   void sc_dev_or(uint64_t *p, uint64_t v);         release atomic or
  *   uint32_t sc_dev_load32(const uint32_t *p);       acquire load (status words)
+ *   uint32_t sc_dev_load_poll32(const uint32_t *p);  relaxed load, the same
  *   void sc_dev_store32(uint32_t *p, uint32_t v);    release store
  *   int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v);
  *                                                    compare and swap; 1 if it swapped
@@ -81,6 +82,10 @@
  *       block: the leader shares what it found). A backend may look only in
  *       block 0 (CUDA: host reads from many blocks queue): the others learn
  *       of a stop from their waits' checks or the marks it leaves
+ *   void sc_dev_enter(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
+ *       sc_dev_begin without its look at the stop word, for a program that
+ *       learns of a stop otherwise (the LL collectives: a copy of the word
+ *       in device memory, then sc_dev_stopped for its details)
  *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
  *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
  *       communicator has stopped, else 0; does not wait

@@ -24,6 +24,7 @@ typedef struct sc_comm_view {
   const sc_backend_ops_t *ops;
   sc_device_t *device;
   sc_dev_status_t *status; /* device-readable: its stop word ends every wait of its programs */
+  uint32_t *dev_stop;      /* the stop word's copy in device memory (copy_word), 0 until it stops */
   int abort_fd;            /* readable once aborted or failed (host-side waits) */
   int64_t timeout_ms;
   sc_guard_t guard;        /* what bounds its programs' waits (status and timeout) */

@@ -61,6 +61,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .dev_alloc = sc_cuda_dev_alloc,
     .dev_free = sc_cuda_dev_free,
     .upload = sc_cuda_upload,
+    .copy_word = sc_cuda_copy_word,
 
     .stream_create = sc_cuda_stream_create,
     .stream_wrap = sc_cuda_stream_wrap,

@@ -146,6 +146,9 @@ void sc_cuda_device_release(sc_device_t *device) {
   sc_cuda_scope_t scope;
   bool entered = sc_cuda_enter(device, &scope) == SYMCOMM_OK;
   sc_cuda_module_unload(device);
+  if (device->words != NULL) /* its copy, if one is in flight, ends first */
+    (void)SC_CU(cuStreamDestroy, (device->words), "destroying device %d's stop-word stream",
+                device->ordinal);
   for (sc_cuda_record_page_t *p = device->pages, *next; p != NULL; p = next) {
     next = p->next;
     (void)SC_CU(cuMemFreeHost, (p->records), "freeing the failure records of device %d",
@@ -273,6 +276,33 @@ sc_result_t sc_cuda_upload(sc_device_t *device, void *dst, const void *src, size
     res = sc_cuda_settle(device, "a copy to device memory");
   sc_cuda_leave(&scope);
   return res;
+}
+
+/* Lock held: the device's stream for copy_word, made once. */
+static sc_result_t sc_cuda_words_stream(sc_device_t *device) {
+  if (device->words != NULL)
+    return SYMCOMM_OK;
+  return SC_CU(cuStreamCreate, (&device->words, CU_STREAM_NON_BLOCKING),
+               "creating a stream for the stop word's copies on device %d", device->ordinal);
+}
+
+void sc_cuda_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src) {
+  sc_cuda_scope_t scope;
+  if (sc_cuda_enter(device, &scope) != SYMCOMM_OK)
+    return;
+  pthread_mutex_lock(&device->lock);
+  sc_result_t res = sc_cuda_words_stream(device);
+  if (res == SYMCOMM_OK)
+    res = SC_CU(cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
+                                sizeof(*dst), device->words),
+                "copying the stop word to device %d's memory at %p", device->ordinal, (void *)dst);
+  pthread_mutex_unlock(&device->lock);
+  if (res != SYMCOMM_OK)
+    SC_WARN(SC_CUDA_LOG,
+            "device %d: the stop word's copy in device memory was not queued; calls already "
+            "queued learn of the stop in their waits",
+            device->ordinal);
+  sc_cuda_leave(&scope);
 }
 
 /* ---- pointers callers pass as data buffers */

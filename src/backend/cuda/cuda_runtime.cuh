@@ -127,6 +127,12 @@ SC_DEV_FN uint32_t sc_dev_load32(const uint32_t *p) {
   return v;
 }
 
+SC_DEV_FN uint32_t sc_dev_load_poll32(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 SC_DEV_FN void sc_dev_store32(uint32_t *p, uint32_t v) {
   asm volatile("st.release.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -363,16 +369,20 @@ SC_DEV_FN uint64_t sc_dev_departed(sc_dev_ctx_t *ctx) {
   return departed;
 }
 
-SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+SC_DEV_FN void sc_dev_enter(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
   ctx->guard = *guard;
   ctx->departed_seen = 0;
   ctx->polls = 0;
   ctx->last_progress_ns = sc_cuda_now_ns();
   if (threadIdx.x != 0)
-    return 0;
+    return;
   ctx->err->call = guard->call;
   ctx->err->seq = guard->seq;
-  if (blockIdx.x != 0)
+}
+
+SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+  sc_dev_enter(ctx, guard);
+  if (threadIdx.x != 0 || blockIdx.x != 0)
     return 0; /* see sc_cuda_read_stop_early */
   if (guard->status != 0 && guard->status == ctx->early_status && ctx->early_stop == SC_STOP_NONE)
     return 0;

@@ -46,6 +46,7 @@ const sc_backend_ops_t sc_backend_host = {
     .dev_alloc = sc_host_dev_alloc,
     .dev_free = sc_host_dev_free,
     .upload = sc_host_upload,
+    .copy_word = sc_host_copy_word,
 
     .stream_create = sc_host_stream_create,
     .stream_wrap = sc_host_stream_wrap,

@@ -82,3 +82,9 @@ sc_result_t sc_host_upload(sc_device_t *device, void *dst, const void *src, size
     memcpy(dst, src, bytes);
   return SYMCOMM_OK;
 }
+
+/* Programs read the word while the host writes it: atomically, both. */
+void sc_host_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src) {
+  (void)device;
+  __atomic_store_n(dst, __atomic_load_n(src, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+}

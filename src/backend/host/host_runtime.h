@@ -77,6 +77,10 @@ static inline uint32_t sc_dev_load32(const uint32_t *p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+static inline uint32_t sc_dev_load_poll32(const uint32_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
 static inline void sc_dev_store32(uint32_t *p, uint32_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
@@ -218,12 +222,16 @@ static inline uint64_t sc_dev_departed(sc_dev_ctx_t *ctx) {
   return departed;
 }
 
-static inline int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+static inline void sc_dev_enter(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
   ctx->guard = *guard;
   ctx->departed_seen = 0;
   ctx->last_progress_ms = sc_now_ms();
   ctx->err->call = guard->call;
   ctx->err->seq = guard->seq;
+}
+
+static inline int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
+  sc_dev_enter(ctx, guard);
   return sc_host_stopped(ctx) ? SC_DEV_ABORTED : 0;
 }
 

@@ -65,8 +65,12 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
  * thread 64 registers: a block takes half an SM's, and computation
  * beside it keeps the rest. */
 #define SC_CUDA_KERNEL(NAME, PARAM_T, ARGS_T, RUN)                                                 \
-  SC_CUDA_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), NAME, PARAM_T, ARGS_T, RUN)
-#define SC_CUDA_KERNEL_BOUNDED(BOUNDS, NAME, PARAM_T, ARGS_T, RUN)                                 \
+  SC_CUDA_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), 1, NAME, PARAM_T, ARGS_T, RUN)
+/* EARLY_STOP: whether block 0's leader reads the stop word at the start
+ * (sc_cuda_read_stop_early); 0 for a program that never calls sc_dev_begin
+ * on its fast path, where the read, 1.1 us to host memory, would only hold
+ * the kernel's end back. */
+#define SC_CUDA_KERNEL_BOUNDED(BOUNDS, EARLY_STOP, NAME, PARAM_T, ARGS_T, RUN)                     \
   extern "C" __global__ void BOUNDS                                                                \
       NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
     __shared__ sc_dev_error_t err;                                                                 \
@@ -76,7 +80,8 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
       sc_cuda_error_clear(&err);                                                                   \
     __syncthreads();                                                                               \
     sc_cuda_ctx_init(&ctx, &err, &share, status, record);                                          \
-    sc_cuda_read_stop_early(&ctx, status);                                                         \
+    if (EARLY_STOP)                                                                                \
+      sc_cuda_read_stop_early(&ctx, status);                                                       \
     RUN(&ctx, (const ARGS_T *)&args, &err);                                                        \
     __syncthreads();                                                                               \
     if (threadIdx.x == 0)                                                                          \

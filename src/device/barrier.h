@@ -219,7 +219,7 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
                                    sc_dev_error_t *err) {
   int n = d->nranks, me = d->me;
   sc_coll_sync_t *mine = d->sync[me];
-  uint64_t departed = 0, mark; /* ranks that left, once a sleep said so */
+  uint64_t departed = 0, mark = 0; /* ranks that left, once a sleep said so */
   uint32_t polls = 0, last = rung;
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);

@@ -288,7 +288,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   uint32_t stopped = 0;
   int n = 0, me = 0;
   const sc_coll_state_t *owner = 0;
-  if (counted) { /* no branch between these loads: all in flight at once */
+  if (counted) { /* no comparison of a loaded value between these loads: all in flight at once */
     seq = sc_dev_load_own(&st->calls);
     epoch = sc_dev_load_own(&st->block[block].epoch);
     rounds = sc_dev_load_own(&st->rounds);

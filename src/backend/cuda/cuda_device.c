@@ -146,7 +146,8 @@ void sc_cuda_device_release(sc_device_t *device) {
   sc_cuda_scope_t scope;
   bool entered = sc_cuda_enter(device, &scope) == SYMCOMM_OK;
   sc_cuda_module_unload(device);
-  if (device->words != NULL) /* its copy, if one is in flight, ends first */
+  if (device->words != NULL) /* returns at once; a copy in flight still ends (the frees of its
+                                words, earlier, synchronize with the device) */
     (void)SC_CU(cuStreamDestroy, (device->words), "destroying device %d's stop-word stream",
                 device->ordinal);
   for (sc_cuda_record_page_t *p = device->pages, *next; p != NULL; p = next) {

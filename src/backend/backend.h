@@ -120,7 +120,8 @@ typedef struct sc_backend_ops {
    * that wait for the stop fill the device. So on a queue of the backend's
    * own that nothing else waits in (CUDA: a non-blocking stream, the copy
    * engine); a failure is logged, not returned (the programs' waits read
-   * the host word itself). */
+   * the host word itself). A later dev_free waits for the copies in flight,
+   * so dst and then src may be freed once nothing copies the word again. */
   void (*copy_word)(sc_device_t *device, uint32_t *dst, const uint32_t *src);
 
   /* ---- streams and events */

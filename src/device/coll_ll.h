@@ -241,6 +241,8 @@ SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why,
                            sc_dev_error_t *err) {
   if (sc_dev_leader(ctx)) {
     uint64_t mark;
+    if (why == 0) /* sc_dev_begin looks at the stop in block 0 alone */
+      why = sc_dev_stopped(ctx);
     if (why != 0) /* as at a barrier: do not push, and keep the others out */
       sc_coll_give_up(ctx, run->d, run->block, run->epoch + 1, why, err);
     else if (broken != 0) {
@@ -338,9 +340,10 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
-  /* Every thread read `broken` itself, which no block of this launch
-   * writes before here: the same answer in all, no vote. */
-  if (broken != 0) {
+  /* Every thread read `broken` itself: the same answer in all, no vote,
+   * as long as only failures of earlier calls count (sc_coll_finish of
+   * another block of this launch may already have stored seq + 1). */
+  if (broken != 0 && broken <= seq) {
     int why = sc_dev_begin(ctx, &guard);
     why = sc_ll_refuse(ctx, &run, why, broken, err);
     if (sc_dev_leader(ctx))
@@ -417,7 +420,9 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     if (why == 0 && w[r] != a->tag)
       why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
-  why = sc_dev_any(ctx, why != 0 ? why : marked ? SC_LL_WHY(SC_LL_MARKED, 0) : 0);
+  /* A wait's own failure or a differing tag says more than a mark. */
+  why = sc_dev_any_but(ctx, why != 0 ? why : marked ? SC_LL_WHY(SC_LL_MARKED, 0) : 0,
+                       SC_LL_WHY(SC_LL_MARKED, 0));
   if (why != 0 && sc_dev_leader(ctx)) {
     uint64_t mark;
     if (stop != 0) { /* this rank's own stop first, as where a barrier's call starts */

@@ -66,6 +66,9 @@
  *       data is there
  *   int sc_dev_any(sc_dev_ctx_t *ctx, int v);        block-wide (every thread
  *       calls it): the non-zero v of some thread, or 0 when every v is 0
+ *   int sc_dev_any_but(sc_dev_ctx_t *ctx, int v, int weak);   the same, but
+ *       weak only where no thread has another non-zero v (a second vote,
+ *       taken only when some v is non-zero)
  *   SC_DEV_QUICK_POLLS  how many times a leader may look again at once at
  *       what it waits for before going back to the program's wait (0
  *       where waits sleep: the simulated backend spins nowhere else)

@@ -1060,6 +1060,66 @@ static void test_slow_order(void) {
   tdev_free(d);
 }
 
+/* A collective on the LL path queued before symcomm_comm_abort and started
+ * after it (its stream held by a window wait until then), with every peer's
+ * lines already there: it fails with ABORTED on the aborting rank (the LL
+ * kernel reads the device copy of the stop word), never reports success. */
+static void test_abort_queued_ll(void) {
+  symcomm_comm_t sub;
+  TEST_OK(symcomm_comm_split(comm, 0, rank, &sub));
+  symcomm_stream_t ss, held, s2;
+  TEST_OK(symcomm_stream_create(sub, &ss));
+  TEST_OK(symcomm_stream_create(comm, &held));
+  TEST_OK(symcomm_stream_create(comm, &s2));
+  symcomm_window_t win;
+  TEST_OK(symcomm_window_alloc(comm, 4096, &win));
+  int32_t h[16];
+  for (int i = 0; i < 16; i++)
+    h[i] = rank + i;
+  int32_t *a = tdev_alloc(sizeof(h)), *b = tdev_alloc(sizeof(h));
+  tdev_upload(a, h, sizeof(h));
+  TEST_OK(symcomm_allreduce(a, b, 2, SYMCOMM_INT32, SYMCOMM_SUM, sub, ss));
+  TEST_OK(symcomm_stream_synchronize(ss));
+  const char *kind = getenv("TEST_LL_KIND") != NULL ? getenv("TEST_LL_KIND") : "allreduce";
+#define LL_CALL(S)                                                                                 \
+  (strcmp(kind, "broadcast") == 0 ? symcomm_broadcast(a, b, 2, SYMCOMM_INT32, 1, sub, S)           \
+   : strcmp(kind, "reduce") == 0  ? symcomm_reduce(a, b, 2, SYMCOMM_INT32, SYMCOMM_SUM, 1, sub, S) \
+                                  : symcomm_allreduce(a, b, 2, SYMCOMM_INT32, SYMCOMM_SUM, sub, S))
+  if (rank != 0) /* its lines go out now; it waits for rank 0's */
+    TEST_OK(LL_CALL(ss));
+  TEST_OK(symcomm_allreduce(a + 8, b + 8, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+  SYNC();
+  if (rank == 0) {
+    usleep(20 * 1000); /* the others' pushes are out */
+    TEST_OK(symcomm_wait_signal(win, 0, SYMCOMM_CMP_GE, 1, held));
+    TEST_OK(LL_CALL(held));
+    TEST_OK(symcomm_comm_abort(sub));
+    TEST_OK(symcomm_signal(win, 0, 0, 1, SYMCOMM_SIGNAL_SET, s2));
+    TEST_OK(symcomm_stream_synchronize(s2));
+    symcomm_result_t r = symcomm_stream_synchronize(held);
+    printf("rank 0: the LL all-reduce queued before the abort: %s (%s)\n",
+           symcomm_result_string(r), r == SYMCOMM_OK ? "" : symcomm_last_error(sub));
+    TEST_ASSERT(r == SYMCOMM_ERR_ABORTED,
+                "the LL all-reduce queued before this rank's abort and run after it: %s",
+                symcomm_result_string(r));
+  } else {
+    symcomm_result_t r = symcomm_stream_synchronize(ss);
+    printf("rank %d: %s (%s)\n", rank, symcomm_result_string(r),
+           r == SYMCOMM_OK ? "" : symcomm_last_error(sub));
+    TEST_ASSERT(r == SYMCOMM_OK || test_contains(symcomm_last_error(sub), "rank 0"), "%s",
+                symcomm_last_error(sub));
+  }
+  TEST_OK(symcomm_allreduce(a + 8, b + 8, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, stream));
+  SYNC();
+  TEST_OK(symcomm_window_free(win));
+  (void)symcomm_stream_destroy(ss);
+  (void)symcomm_stream_destroy(held);
+  TEST_OK(symcomm_stream_destroy(s2));
+  TEST_OK(symcomm_comm_destroy(sub));
+  tdev_free(a);
+  tdev_free(b);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|windows_kinds|"
@@ -1133,6 +1193,8 @@ int main(int argc, char **argv) {
     test_stopped();
   else if (strcmp(what, "slow_order") == 0)
     test_slow_order();
+  else if (strcmp(what, "abort_queued_ll") == 0)
+    test_abort_queued_ll();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

@@ -110,13 +110,20 @@ sc_result_t sc_cuda_device_open(int device_index, sc_device_t **device) {
                 res, fail);
   SC_CHECK_GOTO(sc_cuda_enter(d, &scope), res, fail_ctx);
   SC_CHECK_GOTO(sc_cuda_device_probe(d), res, fail_scope);
-  SC_CHECK_GOTO(sc_cuda_module_load(d), res, fail_scope);
+  /* Made here, not at its first copy: copy_word runs under the watch's
+   * lock, where nothing should wait for the driver longer than a queueing. */
+  SC_CHECK_GOTO(SC_CU(cuStreamCreate, (&d->words, CU_STREAM_NON_BLOCKING),
+                      "creating a stream for the stop word's copies on device %d", d->ordinal),
+                res, fail_scope);
+  SC_CHECK_GOTO(sc_cuda_module_load(d), res, fail_words);
   sc_cuda_leave(&scope);
   SC_INFO(SC_CUDA_LOG, "CUDA device %d open: bus id %s, granularity %zu bytes, memory shared by %s",
           d->ordinal, d->busid, d->granularity,
           d->fd_handles ? "cuMemCreate + POSIX fds" : "CUDA IPC handles");
   *device = d;
   return SYMCOMM_OK;
+fail_words:
+  (void)SC_CU(cuStreamDestroy, (d->words), "destroying device %d's stop-word stream", d->ordinal);
 fail_scope:
   sc_cuda_leave(&scope);
 fail_ctx:
@@ -146,8 +153,7 @@ void sc_cuda_device_release(sc_device_t *device) {
   sc_cuda_scope_t scope;
   bool entered = sc_cuda_enter(device, &scope) == SYMCOMM_OK;
   sc_cuda_module_unload(device);
-  if (device->words != NULL) /* returns at once; a copy in flight still ends (the frees of its
-                                words, earlier, synchronize with the device) */
+  if (device->words != NULL) /* idle: every dev_free waited for its copies */
     (void)SC_CU(cuStreamDestroy, (device->words), "destroying device %d's stop-word stream",
                 device->ordinal);
   for (sc_cuda_record_page_t *p = device->pages, *next; p != NULL; p = next) {
@@ -261,6 +267,10 @@ void sc_cuda_dev_free(sc_device_t *device, void *ptr) {
   sc_cuda_scope_t scope;
   if (sc_cuda_enter(device, &scope) != SYMCOMM_OK)
     return;
+  /* A stop word's copy may still be on its way into this memory, from a
+   * host word the caller frees next (copy_word's contract). */
+  (void)SC_CU(cuStreamSynchronize, (device->words), "waiting for device %d's stop-word copies",
+              device->ordinal);
   (void)SC_CU(cuMemFree, ((CUdeviceptr)(uintptr_t)ptr), "freeing device memory %p of device %d", ptr,
               device->ordinal);
   sc_cuda_leave(&scope);
@@ -279,25 +289,14 @@ sc_result_t sc_cuda_upload(sc_device_t *device, void *dst, const void *src, size
   return res;
 }
 
-/* Lock held: the device's stream for copy_word, made once. */
-static sc_result_t sc_cuda_words_stream(sc_device_t *device) {
-  if (device->words != NULL)
-    return SYMCOMM_OK;
-  return SC_CU(cuStreamCreate, (&device->words, CU_STREAM_NON_BLOCKING),
-               "creating a stream for the stop word's copies on device %d", device->ordinal);
-}
-
 void sc_cuda_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src) {
   sc_cuda_scope_t scope;
   if (sc_cuda_enter(device, &scope) != SYMCOMM_OK)
     return;
-  pthread_mutex_lock(&device->lock);
-  sc_result_t res = sc_cuda_words_stream(device);
-  if (res == SYMCOMM_OK)
-    res = SC_CU(cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
-                                sizeof(*dst), device->words),
-                "copying the stop word to device %d's memory at %p", device->ordinal, (void *)dst);
-  pthread_mutex_unlock(&device->lock);
+  sc_result_t res = SC_CU(cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
+                                          sizeof(*dst), device->words),
+                          "copying the stop word to device %d's memory at %p", device->ordinal,
+                          (void *)dst);
   if (res != SYMCOMM_OK)
     SC_WARN(SC_CUDA_LOG,
             "device %d: the stop word's copy in device memory was not queued; calls already "

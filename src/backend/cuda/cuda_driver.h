@@ -65,6 +65,7 @@
   X(cuStreamCreate, 2000)                                                                          \
   X(cuStreamDestroy, 4000)                                                                         \
   X(cuStreamQuery, 2000)                                                                           \
+  X(cuStreamSynchronize, 2000)                                                                     \
   X(cuStreamGetCtx, 9020)                                                                          \
   X(cuStreamIsCapturing, 10000)                                                                    \
   X(cuStreamWaitEvent, 3020)                                                                       \

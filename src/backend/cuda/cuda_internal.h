@@ -64,7 +64,7 @@ struct sc_device {
   CUfunction fn[SC_PROGRAM_COUNT][SC_CUDA_MAX_VARIANTS];
   size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernels' first parameter, as compiled */
   sc_cuda_record_page_t *pages;
-  CUstream words; /* copy_word's stream, made at its first copy (lock) */
+  CUstream words; /* copy_word's stream, made at open */
 };
 
 struct sc_devmem {

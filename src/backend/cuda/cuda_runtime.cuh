@@ -253,6 +253,21 @@ SC_DEV_FN int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
   return r;
 }
 
+/* As sc_dev_any, but a thread whose v is weak writes it only where no
+ * thread has another non-zero v; the second vote costs nothing when every v
+ * is 0. */
+SC_DEV_FN int sc_dev_any_but(sc_dev_ctx_t *ctx, int v, int weak) {
+  if (!__syncthreads_or(v != 0))
+    return 0;
+  int strong = __syncthreads_or(v != 0 && v != weak);
+  if (v != 0 && (v != weak || !strong))
+    atomicExch(ctx->share, v);
+  __syncthreads();
+  int r = *(volatile int *)ctx->share;
+  __syncthreads();
+  return r;
+}
+
 /* GPUs poll: nobody sleeps on a bell, so ringing would only cost a remote
  * atomic per signal. */
 SC_DEV_FN uint32_t sc_dev_bell_read(sc_doorbell_t *bell) { return 0; }

@@ -120,6 +120,12 @@ static inline int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
   return v;
 }
 
+static inline int sc_dev_any_but(sc_dev_ctx_t *ctx, int v, int weak) {
+  (void)ctx;
+  (void)weak;
+  return v;
+}
+
 static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }

@@ -61,6 +61,12 @@ typedef struct sc_backend_ops {
   /* All-reduce between 2 ranks runs one-shot at every size: it reads what
    * two-shot reads of the peer, with one barrier fewer (measured on GPUs). */
   bool pair_oneshot;
+  /* LL collectives (device/coll_ll.h) on a host's `nranks` ranks: the
+   * blocks of a call whose ranks push `bytes` to each peer, 1 to
+   * SC_COLL_MAX_BLOCKS (SYMCOMM_COLL_BLOCKS aside), and
+   * SYMCOMM_LL_MAX_BYTES when it is not set. */
+  uint32_t (*ll_blocks)(size_t bytes, int nranks);
+  size_t (*ll_max_bytes)(int nranks);
   /* A launch's blocks run at the same time (CUDA), not one after another
    * (the simulated backend): send/recv gives each direction of a peer its
    * own group of blocks. */

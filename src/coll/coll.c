@@ -180,7 +180,8 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   SC_CHECK(sc_coll_scratch_param(view, &scratch));
   SC_CHECK(sc_param_int_or(SC_PARAM_ONESHOT_MAX_BYTES, (long long)view->ops->oneshot_max_bytes,
                            &oneshot, NULL));
-  SC_CHECK(sc_param_int(SC_PARAM_LL_MAX_BYTES, &ll, NULL));
+  SC_CHECK(sc_param_int_or(SC_PARAM_LL_MAX_BYTES, (long long)view->ops->ll_max_bytes(view->nranks),
+                           &ll, NULL));
   if (ll < 0 || ll > (1 << 20))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 1 MiB", ll);

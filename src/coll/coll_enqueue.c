@@ -18,16 +18,13 @@ static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
 
 #define SC_COLL_PAIR_WINDOWS_MIN ((size_t)8 << 20)
 
-/* LL lines per thread of a block before another block is worth it (a
- * thread waits for its lines one after another). */
-#define SC_COLL_LL_BLOCK_LINES 1024u
-#define SC_COLL_LL_MAX_BLOCKS 8u
-
-static uint32_t sc_coll_ll_blocks(const sc_coll_t *c, size_t total) {
+/* LL: SYMCOMM_COLL_BLOCKS, else the backend's rule for `one` bytes pushed
+ * to each peer. */
+static uint32_t sc_coll_ll_blocks(const sc_coll_t *c, size_t one) {
   if (c->blocks > 0)
     return c->blocks;
-  size_t b = total / SC_LL_LINE_DATA / SC_COLL_LL_BLOCK_LINES;
-  return b < 1 ? 1 : b > SC_COLL_LL_MAX_BLOCKS ? SC_COLL_LL_MAX_BLOCKS : (uint32_t)b;
+  uint32_t b = c->view->ops->ll_blocks(one, c->view->nranks);
+  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : b;
 }
 
 /* LL while the pushed lines fit (they are twice the data) and are few; then

@@ -18,6 +18,22 @@ static uint32_t sc_cuda_coll_blocks(size_t bytes) {
   return blocks < 4 ? 4 : blocks > 128 ? 128 : (uint32_t)blocks;
 }
 
+/* LL on 2 GPUs: a block per 2 KiB a rank pushes, up to 64, and LL up to
+ * 512 KiB. 2 H200s, -R 1, against the rule before (a block per 8 KiB, up
+ * to 8; LL to 64 KiB): all-gather of 256 KiB 17.6 us -> 9.2, all-reduce of
+ * 32 KiB 12.1 -> 9.3, broadcast of 128 KiB 13.1 -> 7.6, reduce-scatter of
+ * 512 KiB 18.9 -> 11.8; 64 blocks against 32 from 128 KiB a rank up: 0.4-3.6
+ * us less (docs/PERFORMANCE.md, session 16). More ranks keep the rule
+ * measured before on 4 H200s: each line goes to every peer, so LL's traffic
+ * grows with them. */
+static uint32_t sc_cuda_ll_blocks(size_t bytes, int nranks) {
+  size_t b = nranks <= 2 ? bytes >> 11 : bytes >> 13;
+  size_t most = nranks <= 2 ? 64 : 8;
+  return b < 1 ? 1 : b > most ? (uint32_t)most : (uint32_t)b;
+}
+
+static size_t sc_cuda_ll_max_bytes(int nranks) { return nranks <= 2 ? 512 << 10 : 64 << 10; }
+
 static const sc_backend_ops_t sc_backend_cuda = {
     .size = sizeof(sc_backend_ops_t),
     .name = "cuda",
@@ -31,6 +47,8 @@ static const sc_backend_ops_t sc_backend_cuda = {
      * at 128 KiB: one barrier fewer), two-shot won from 2 MiB */
     .oneshot_max_bytes = 4 << 20,
     .pair_oneshot = true,
+    .ll_blocks = sc_cuda_ll_blocks,
+    .ll_max_bytes = sc_cuda_ll_max_bytes,
     /* One block copies a peer's message at about 20 GB/s over NVLink (2
      * H200s, docs/PERFORMANCE.md): a large message runs in up to 16 parts
      * at once, two slots of the ring each. */

@@ -12,10 +12,25 @@ static uint32_t sc_host_coll_blocks(size_t bytes) {
   return b < 1 ? 1 : b > 32 ? 32 : (uint32_t)b;
 }
 
+/* A block per 1024 lines (8 KiB), up to 8: blocks run one after another
+ * here, each waiting for its own lines. */
+static uint32_t sc_host_ll_blocks(size_t bytes, int nranks) {
+  (void)nranks;
+  size_t b = bytes >> 13;
+  return b < 1 ? 1 : b > 8 ? 8 : (uint32_t)b;
+}
+
+static size_t sc_host_ll_max_bytes(int nranks) {
+  (void)nranks;
+  return 64 << 10;
+}
+
 const sc_backend_ops_t sc_backend_host = {
     .size = sizeof(sc_backend_ops_t),
     .name = "host",
     .coll_blocks = sc_host_coll_blocks,
+    .ll_blocks = sc_host_ll_blocks,
+    .ll_max_bytes = sc_host_ll_max_bytes,
     .scratch_bytes = 16 << 20,
     .oneshot_max_bytes = 128 << 10,
     /* Blocks run one after another here: lanes only cost launches. */

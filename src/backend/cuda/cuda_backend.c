@@ -18,8 +18,9 @@ static uint32_t sc_cuda_coll_blocks(size_t bytes) {
   return blocks < 4 ? 4 : blocks > 128 ? 128 : (uint32_t)blocks;
 }
 
-/* LL on 2 GPUs: a block per 2 KiB a rank pushes, up to 64, and LL up to
- * 512 KiB. 2 H200s, -R 1, against the rule before (a block per 8 KiB, up
+/* LL on 2 GPUs: one block below 8 KiB a rank pushes (2 blocks for 4 KiB
+ * took 0.3-0.6 us more than one), then a block per 2 KiB, up to 64, and LL
+ * up to 512 KiB. 2 H200s, -R 1, against the rule before (a block per 8 KiB, up
  * to 8; LL to 64 KiB): all-gather of 256 KiB 17.6 us -> 9.2, all-reduce of
  * 32 KiB 12.1 -> 9.3, broadcast of 128 KiB 13.1 -> 7.6, reduce-scatter of
  * 512 KiB 18.9 -> 11.8; 64 blocks against 32 from 128 KiB a rank up: 0.4-3.6
@@ -27,7 +28,7 @@ static uint32_t sc_cuda_coll_blocks(size_t bytes) {
  * measured before on 4 H200s: each line goes to every peer, so LL's traffic
  * grows with them. */
 static uint32_t sc_cuda_ll_blocks(size_t bytes, int nranks) {
-  size_t b = nranks <= 2 ? bytes >> 11 : bytes >> 13;
+  size_t b = nranks > 2 ? bytes >> 13 : bytes < (8 << 10) ? 1 : bytes >> 11;
   size_t most = nranks <= 2 ? 64 : 8;
   return b < 1 ? 1 : b > most ? (uint32_t)most : (uint32_t)b;
 }

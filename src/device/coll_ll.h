@@ -74,6 +74,8 @@
 #define SC_LL_TAG_DIFFERS 250
 /* Another: a rank's mark was there once this rank's lines were out. */
 #define SC_LL_MARKED 251
+/* Another: an earlier collective failed here, so this one is refused. */
+#define SC_LL_REFUSED 252
 
 /* What a rank pushes to rank r: block r of its input for reduce-scatter and
  * all-to-all (blockwise), all of it otherwise. */
@@ -233,26 +235,21 @@ SC_DEV_FN void sc_ll_report(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, 
   sc_ll_fail(ctx, run, why, err);
 }
 
-/* The call cannot start (found by the checks of sc_coll_ll_call): this
- * rank's communicator stopped (why), an earlier collective failed here
- * (broken), or a rank gave up (its mark). The leader fills err; the kind,
- * shared. */
-SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int why, uint64_t broken,
-                           sc_dev_error_t *err) {
-  if (sc_dev_leader(ctx)) {
-    uint64_t mark;
-    if (why == 0) /* sc_dev_begin looks at the stop in block 0 alone */
-      why = sc_dev_stopped(ctx);
-    if (why != 0) /* as at a barrier: do not push, and keep the others out */
-      sc_coll_give_up(ctx, run->d, run->block, run->epoch + 1, why, err);
-    else if (broken != 0) {
-      err->kind = SC_DEV_OUT_OF_STEP;
-      err->a = (int64_t)(broken - 1);
-    }
-    why = err->kind != SC_DEV_OK ? err->kind
-                                 : sc_ll_heard(ctx, run, sc_coll_marked(run->d, &mark), err);
+/* The leader, once a thread of its block found an earlier collective
+ * failed here (its counters: SC_LL_REFUSED): the call fails with this
+ * rank's stop if it has one (as at a barrier: the others are kept out),
+ * else OUT_OF_STEP naming the failed call, else a rank's mark. The kind. */
+SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, sc_dev_error_t *err) {
+  uint64_t mark, broken = sc_dev_load_own(&run->a->state->broken);
+  int why = sc_dev_stopped(ctx);
+  if (why != 0) {
+    sc_coll_give_up(ctx, run->d, run->block, run->epoch + 1, why, err);
+  } else if (broken != 0) {
+    err->kind = SC_DEV_OUT_OF_STEP;
+    err->a = (int64_t)(broken - 1);
   }
-  return sc_dev_share(ctx, why);
+  return err->kind != SC_DEV_OK ? err->kind
+                                : sc_ll_heard(ctx, run, sc_coll_marked(run->d, &mark), err);
 }
 
 /* A whole collective on the LL path, from the checks at its start to the
@@ -340,20 +337,18 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
-  /* Every thread read `broken` itself: the same answer in all, no vote,
-   * as long as only failures of earlier calls count (sc_coll_finish of
-   * another block of this launch may already have stored seq + 1). */
-  if (broken != 0 && broken <= seq) {
-    int why = sc_dev_begin(ctx, &guard);
-    why = sc_ll_refuse(ctx, &run, why, broken, err);
-    if (sc_dev_leader(ctx))
-      sc_coll_finish(ctx, &run, seq, why);
-    return;
-  }
-  for (int r = (int)t; r < n; r += (int)nt)
+  /* An earlier call failed here: sc_coll_finish stored its number + 1 in
+   * `broken` and counted it, so this call's seq is at least that. Each
+   * thread decides from the counters it read itself, with no vote before
+   * the pushes; another block of this launch that fails may change them
+   * between two warps' loads, so a thread that refuses takes no other path:
+   * it skips the pushes and the waits and meets the others at the vote
+   * below, the block's one sync. */
+  int refused = broken != 0 && broken <= seq;
+  for (int r = (int)t; !refused && r < n; r += (int)nt)
     if (r != me)
       sc_ll_push(sc_ll_line(d, r, h, me, block), a->tag, flag);
-  for (uint64_t l = first; l < pushed; l += nt) {
+  for (uint64_t l = first; !refused && l < pushed; l += nt) {
     uint64_t v = l == first ? v0 : blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
     for (int r = 0; r < n; r++)
       if (r != me && (to < 0 || r == to))
@@ -378,7 +373,8 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
    * starts in between runs as one that started before the stop, and its
    * waits look at the word itself. */
   sc_dev_enter(ctx, &guard);
-  int stop = stopped != 0 && sc_dev_leader(ctx) ? sc_dev_stopped(ctx) : 0, why = stop;
+  int stop = stopped != 0 && sc_dev_leader(ctx) ? sc_dev_stopped(ctx) : 0;
+  int why = refused ? SC_LL_WHY(SC_LL_REFUSED, 0) : stop;
   int marked = 0;
   for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt)
     marked |= sc_dev_load_poll(&mine->fail[s]) != 0;
@@ -425,7 +421,9 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
                        SC_LL_WHY(SC_LL_MARKED, 0));
   if (why != 0 && sc_dev_leader(ctx)) {
     uint64_t mark;
-    if (stop != 0) { /* this rank's own stop first, as where a barrier's call starts */
+    if ((why & 255) == SC_LL_REFUSED) {
+      why = sc_ll_refuse(ctx, &run, err);
+    } else if (stop != 0) { /* this rank's own stop first, as where a barrier's call starts */
       sc_coll_give_up(ctx, d, block, epoch + 1, stop, err);
       why = err->kind;
     } else if ((why & 255) == SC_LL_MARKED) {

@@ -666,8 +666,13 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     guard.call = a->call;
     guard.seq = a->seq;
   }
-  /* The group's peer from the arguments, then what the block reads of the
-   * descriptor, in flight while sc_dev_begin reads the stop word. */
+  /* The stop word's copy in device memory, the group's peer from the
+   * arguments, then what the block reads of the descriptor, all in flight
+   * at once. The host word itself, 1 us away, is read only when the copy
+   * says the communicator stopped (for the sentence): a launch that starts
+   * between the stop and the copy's arrival runs as one that started
+   * before the stop, and its waits look at the word. */
+  uint32_t stop_copy = a->stopped != 0 ? sc_dev_load_poll32(a->stopped) : 0;
   int peer = -1, bad = a->nops > SC_P2P_MAX_OPS;
   for (uint32_t i = 0; i < a->nops && !bad; i++) {
     if (a->ops[i].block != group)
@@ -679,7 +684,8 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   sc_p2p_here_t h = {0}; /* read below where the block has a peer; else unused */
   if (!bad && peer >= 0)
     sc_p2p_here_read(d, peer, &h);
-  int stopped = sc_dev_share(ctx, sc_dev_begin(ctx, &guard));
+  sc_dev_enter(ctx, &guard);
+  int stopped = sc_dev_share(ctx, stop_copy != 0 && leader ? sc_dev_stopped(ctx) : 0);
   sc_p2p_cursor_t c[2];
   if (!bad && peer >= 0) {
     bad = h.chunk_bytes == 0 || h.lanes < 1 || h.lanes > SC_P2P_MAX_LANES || h.slots < h.lanes ||

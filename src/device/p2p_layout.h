@@ -127,6 +127,9 @@ typedef struct sc_p2p_args {
   uint32_t width; /* blocks of a group in this launch: desc->lanes, or 1 where every op is
                      one part (its lead then takes the lanes' tickets for them) */
   uint32_t reserved;
+  /* The stop word's copy in device memory (comm_view.h's dev_stop), read
+   * at the start instead of the host word; 0: none. */
+  const uint32_t *stopped;
   sc_p2p_op_t ops[SC_P2P_MAX_OPS];
 } sc_p2p_args_t;
 

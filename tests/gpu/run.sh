@@ -136,6 +136,7 @@ job coll_bad_args_2 60 2 "$mp/test_coll" args
 job coll_mismatch_4 60 4 "$mp/test_coll" mismatch
 gpus coll_mismatch_named_4 4 && step coll_mismatch_named_4 60 env SYMCOMM_BACKEND=cuda SYMCOMM_CHECK=1 "$B/bin/symcomm-run" -n 4 --timeout 50 -- "$mp/test_coll" mismatch
 job coll_algo_differs_2 60 2 "$mp/test_coll" choices
+job coll_stopped_stream_2 60 2 "$mp/test_coll" stopped
 job coll_stopped_stream_4 60 4 "$mp/test_coll" stopped
 job coll_slow_order_2 60 2 "$mp/test_coll" slow_order
 

@@ -572,16 +572,13 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
 
 /* The leader at the end of a block: on success the block's epoch, and the
  * call and its rounds counted once its last block ends (all blocks run the
- * same rounds); on failure, every later collective of this rank fails on
- * entry (and the host refuses them: `failed`): `broken` holds the call's
- * number + 1, and the call is counted, so that a later launch (seq >=
- * broken) is told from another block of this one. */
+ * same rounds); on failure, every later collective
+ * of this rank fails on entry (and the host refuses them: `failed`). */
 SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t seq, int why) {
   sc_coll_state_t *st = run->a->state;
   if (why != 0) {
     if (sc_dev_load_own(&st->broken) == 0) {
       sc_dev_store_own(&st->broken, seq + 1);
-      sc_dev_store_own(&st->calls, seq + 1);
       sc_dev_store(run->d->failed, seq + 1);
     }
     return;
@@ -686,9 +683,8 @@ SC_DEV_FN void sc_dev_coll_abandon(const sc_coll_args_t *a) {
   sc_coll_mark(d, sc_dev_relay_pack(0, d->me, -1));
   sc_coll_state_t *st = d->state;
   uint64_t seq = sc_dev_load(&st->calls);
-  if (sc_dev_load(&st->broken) == 0) { /* as sc_coll_finish's */
+  if (sc_dev_load(&st->broken) == 0) {
     sc_dev_store(&st->broken, seq + 1);
-    sc_dev_store(&st->calls, seq + 1);
     sc_dev_store(d->failed, seq + 1);
   }
 }

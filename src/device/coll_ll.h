@@ -235,21 +235,24 @@ SC_DEV_FN void sc_ll_report(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, 
   sc_ll_fail(ctx, run, why, err);
 }
 
-/* The leader, once a thread of its block found an earlier collective
- * failed here (its counters: SC_LL_REFUSED): the call fails with this
- * rank's stop if it has one (as at a barrier: the others are kept out),
- * else OUT_OF_STEP naming the failed call, else a rank's mark. The kind. */
+/* The leader, once a thread of its block found that a collective failed
+ * here (`broken`: SC_LL_REFUSED): the call fails with this rank's stop if
+ * it has one (as at a barrier: the others are kept out), else OUT_OF_STEP
+ * naming the failed call. The kind. */
 SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, sc_dev_error_t *err) {
-  uint64_t mark, broken = sc_dev_load_own(&run->a->state->broken);
   int why = sc_dev_stopped(ctx);
   if (why != 0) {
     sc_coll_give_up(ctx, run->d, run->block, run->epoch + 1, why, err);
-  } else if (broken != 0) {
-    err->kind = SC_DEV_OUT_OF_STEP;
-    err->a = (int64_t)(broken - 1);
+    return err->kind;
   }
-  return err->kind != SC_DEV_OK ? err->kind
-                                : sc_ll_heard(ctx, run, sc_coll_marked(run->d, &mark), err);
+  /* Another thread of the block read the word, which never goes back to
+   * 0: this load sees it too, at the latest a few loads later. */
+  uint64_t broken = 0;
+  for (int i = 0; broken == 0 && i < 4096; i++)
+    broken = sc_dev_load_own(&run->a->state->broken);
+  err->kind = SC_DEV_OUT_OF_STEP;
+  err->a = (int64_t)(broken != 0 ? broken - 1 : run->seq);
+  return err->kind;
 }
 
 /* A whole collective on the LL path, from the checks at its start to the
@@ -337,14 +340,14 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
-  /* An earlier call failed here: sc_coll_finish stored its number + 1 in
-   * `broken` and counted it, so this call's seq is at least that. Each
-   * thread decides from the counters it read itself, with no vote before
-   * the pushes; another block of this launch that fails may change them
-   * between two warps' loads, so a thread that refuses takes no other path:
-   * it skips the pushes and the waits and meets the others at the vote
-   * below, the block's one sync. */
-  int refused = broken != 0 && broken <= seq;
+  /* A collective failed here (sc_coll_finish stored its number + 1 in
+   * `broken`, and left `calls` as it was: a later launch looks like another
+   * block of that one, and both are refused). Each thread decides from the
+   * word it read itself, with no vote before the pushes; another block of
+   * this launch that fails may store it between two warps' loads, so a
+   * thread that refuses takes no other path: it skips the pushes and the
+   * waits and meets the others at the vote below, the block's one sync. */
+  int refused = broken != 0;
   for (int r = (int)t; !refused && r < n; r += (int)nt)
     if (r != me)
       sc_ll_push(sc_ll_line(d, r, h, me, block), a->tag, flag);

@@ -91,14 +91,14 @@ step backend_select 120 bash tests/scripts/test_backend_select.sh
 # Init, split and destroy on the GPUs: real bus ids, one device per rank,
 # windows of send/recv and collectives made with cuMemCreate and imported
 # by the other ranks (fd exchange).
-step comm_basic_2 120 "${cuda_job[@]}" -n 2 -- "$mp/test_comm_basic" 1 2
+gpus comm_basic_2 2 && step comm_basic_2 120 "${cuda_job[@]}" -n 2 -- "$mp/test_comm_basic" 1 2
 gpus comm_basic_4 4 && step comm_basic_4 120 "${cuda_job[@]}" -n 4 -- "$mp/test_comm_basic" 1 2
 # Two ranks on one GPU stay an error.
 step same_gpu_refused 60 bash -c "SYMCOMM_DEVICE=0 SYMCOMM_BACKEND=cuda $B/bin/symcomm-run -n 2 --timeout 50 -- $mp/test_comm_basic 1 1 2>&1 | tee /dev/stderr | grep -q 'both use device 0'"
 # The topology tool under the CUDA backend: bus ids as nvidia-smi shows them.
 step topo_tool 60 "${cuda_job[@]}" -n "$ngpus" -- "$B/bin/symcomm-topo"
 # symcomm-topo agrees with nvidia-smi topo -m on every pair; --write-xml reads back.
-step topo_check 120 env OUT="$OUT/topo_check" bash tests/gpu/topo_check.sh "$B"
+gpus topo_check 2 && step topo_check 120 env OUT="$OUT/topo_check" bash tests/gpu/topo_check.sh "$B"
 
 # The bulk data paths of the device runtime (sc_dev_reduce's 16-byte vectors,
 # sc_dev_copy) in a kernel of their own against the portable C code: every
@@ -231,7 +231,7 @@ hjob net_coll_matrix_2x2 300 4 2 "$mp/test_coll" matrix
 hjob net_coll_large_2x2 240 4 2 "$mp/test_coll" large
 
 # Every collective, a ring and put/signal under compute-sanitizer memcheck.
-step memcheck_2 300 bash tests/gpu/memcheck.sh "$B"
+gpus memcheck_2 2 && step memcheck_2 300 bash tests/gpu/memcheck.sh "$B"
 
 # Nothing of symcomm's is left on the GPUs.
 step memory_released 30 bash tests/gpu/memory_back.sh "$memory_before" 10

@@ -583,7 +583,9 @@ static void test_mismatch(void) {
  * need nothing but tags must not finish) or one too large for LL
  * ("reduce_limit", through barriers). */
 static void test_mismatch_protocols(const char *how) {
-  size_t small = 16, large = 20000;
+  /* large: above any LL limit (SYMCOMM_LL_MAX_BYTES is at most 1 MiB; the
+   * backends' defaults differ with the rank count). */
+  size_t small = 16, large = (1u << 20) / sizeof(int32_t) + 1;
   int32_t *a = tdev_alloc(large * sizeof(int32_t)), *b = tdev_alloc(large * sizeof(int32_t));
   bool last = rank == nranks - 1;
   double t0 = test_now();

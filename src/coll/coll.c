@@ -150,12 +150,18 @@ static sc_result_t sc_coll_attach(sc_coll_t *c) {
   return res;
 }
 
+/* How a setting's value came about, for the sentence below. */
+static const char *sc_coll_how(long long set) { return set ? "" : " (the backend's default)"; }
+
 /* The settings that lay out every rank's scratch window (and so where each
- * rank writes into the others'), the same on every rank of the job. */
-static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long long ll) {
+ * rank writes into the others'), the same on every rank of the job; `set`:
+ * bit 0 the scratch, bit 1 the LL limit given by the environment rather
+ * than the backend's defaults (which may differ with the rank count). */
+static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long long ll,
+                                 long long set) {
   sc_bootstrap_t *boot = view->boot;
   int n = boot->client.nranks, me = boot->client.rank;
-  long long mine[2] = {scratch, ll}, (*all)[2] = malloc(sizeof(*all) * (size_t)n);
+  long long mine[3] = {scratch, ll, set}, (*all)[3] = malloc(sizeof(*all) * (size_t)n);
   if (all == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_COLL, "no memory for the collective settings");
   sc_result_t res = sc_bootstrap_allgather(boot, "coll:settings", mine, sizeof(mine), all);
@@ -163,25 +169,27 @@ static sc_result_t sc_coll_agree(sc_comm_view_t *view, long long scratch, long l
     if (all[r][0] != scratch || all[r][1] != ll)
       res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_COLL,
                      "ranks set the collectives' scratch apart: rank %d has "
-                     "SYMCOMM_COLL_SCRATCH_BYTES=%lld SYMCOMM_LL_MAX_BYTES=%lld, rank %d has %lld "
-                     "and %lld (set them alike on every rank)",
-                     me, scratch, ll, r, all[r][0], all[r][1]);
+                     "SYMCOMM_COLL_SCRATCH_BYTES=%lld%s SYMCOMM_LL_MAX_BYTES=%lld%s, rank %d has "
+                     "%lld%s and %lld%s (set them alike on every rank)",
+                     me, scratch, sc_coll_how(set & 1), ll, sc_coll_how(set & 2), r, all[r][0],
+                     sc_coll_how(all[r][2] & 1), all[r][1], sc_coll_how(all[r][2] & 2));
   free(all);
   return res;
 }
 
-sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes) {
+sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes, bool *is_set) {
   return sc_param_int_or(SC_PARAM_COLL_SCRATCH_BYTES, (long long)view->ops->scratch_bytes, bytes,
-                         NULL);
+                         is_set);
 }
 
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   long long scratch = 0, oneshot = 0, blocks = 0, ll = 0;
-  SC_CHECK(sc_coll_scratch_param(view, &scratch));
+  bool scratch_set = false, ll_set = false;
+  SC_CHECK(sc_coll_scratch_param(view, &scratch, &scratch_set));
   SC_CHECK(sc_param_int_or(SC_PARAM_ONESHOT_MAX_BYTES, (long long)view->ops->oneshot_max_bytes,
                            &oneshot, NULL));
   SC_CHECK(sc_param_int_or(SC_PARAM_LL_MAX_BYTES, (long long)view->ops->ll_max_bytes(view->nranks),
-                           &ll, NULL));
+                           &ll, &ll_set));
   if (ll < 0 || ll > (1 << 20))
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 1 MiB", ll);
@@ -195,7 +203,7 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_COLL_BLOCKS=%lld: use 0 (chosen by size) or 1 to %d", blocks,
                     SC_COLL_MAX_BLOCKS);
-  SC_CHECK(sc_coll_agree(view, scratch, ll));
+  SC_CHECK(sc_coll_agree(view, scratch, ll, (scratch_set ? 1 : 0) | (ll_set ? 2 : 0)));
   sc_coll_t *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_COLL, "no memory for collective state");

@@ -33,8 +33,9 @@ typedef struct sc_coll sc_coll_t;
 
 /* Collective: the scratch window, the device descriptor and counters; parses
  * SYMCOMM_ALGO and SYMCOMM_COLL_BLOCKS. */
-/* SYMCOMM_COLL_SCRATCH_BYTES, or the backend's size where it is not set. */
-sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes);
+/* SYMCOMM_COLL_SCRATCH_BYTES, or the backend's size where it is not set (is_set, if not
+ * NULL: whether it was). */
+sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes, bool *is_set);
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **coll);
 void sc_coll_destroy(sc_coll_t *coll);
 

@@ -559,7 +559,7 @@ sc_result_t sc_coll_hosts_create(sc_comm_view_t *view, const int *host_of, int n
     goto fail;
   }
   long long scratch = 0;
-  SC_CHECK_GOTO(sc_coll_scratch_param(view, &scratch), res, fail);
+  SC_CHECK_GOTO(sc_coll_scratch_param(view, &scratch, NULL), res, fail);
   h->scratch_bytes = (size_t)scratch;
   void *mem = NULL;
   SC_CHECK_GOTO(h->ops->dev_alloc(view->device, h->scratch_bytes, &mem), res, fail);

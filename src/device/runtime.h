@@ -87,8 +87,9 @@
  *       of a stop from their waits' checks or the marks it leaves
  *   void sc_dev_enter(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
  *       sc_dev_begin without its look at the stop word, for a program that
- *       learns of a stop otherwise (the LL collectives and send/recv: a copy of the word
- *       in device memory, then sc_dev_stopped for its details)
+ *       learns of a stop otherwise (the LL collectives and send/recv: a
+ *       copy of the word in device memory, then sc_dev_stopped for its
+ *       details)
  *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
  *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
  *       communicator has stopped, else 0; does not wait

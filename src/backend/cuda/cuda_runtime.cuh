@@ -240,17 +240,22 @@ SC_DEV_FN void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1) 
   *w1 = b;
 }
 
-/* Some thread's non-zero v: every thread that has one writes it, one of
- * them wins (the slot's earlier readers passed the syncs of sc_dev_share). */
-SC_DEV_FN int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
-  if (!__syncthreads_or(v != 0))
-    return 0;
-  if (v != 0)
+/* The shared slot once the threads whose `write` holds wrote their v (one
+ * of them wins; the slot's earlier readers passed the syncs of sc_dev_share). */
+SC_DEV_FN int sc_cuda_share_written(sc_dev_ctx_t *ctx, int v, int write) {
+  if (write)
     atomicExch(ctx->share, v);
   __syncthreads();
   int r = *(volatile int *)ctx->share;
   __syncthreads();
   return r;
+}
+
+/* Some thread's non-zero v: every thread that has one writes it. */
+SC_DEV_FN int sc_dev_any(sc_dev_ctx_t *ctx, int v) {
+  if (!__syncthreads_or(v != 0))
+    return 0;
+  return sc_cuda_share_written(ctx, v, v != 0);
 }
 
 /* As sc_dev_any, but a thread whose v is weak writes it only where no
@@ -260,12 +265,7 @@ SC_DEV_FN int sc_dev_any_but(sc_dev_ctx_t *ctx, int v, int weak) {
   if (!__syncthreads_or(v != 0))
     return 0;
   int strong = __syncthreads_or(v != 0 && v != weak);
-  if (v != 0 && (v != weak || !strong))
-    atomicExch(ctx->share, v);
-  __syncthreads();
-  int r = *(volatile int *)ctx->share;
-  __syncthreads();
-  return r;
+  return sc_cuda_share_written(ctx, v, v != 0 && (v != weak || !strong));
 }
 
 /* GPUs poll: nobody sleeps on a bell, so ringing would only cost a remote

@@ -41,10 +41,14 @@ typedef struct sc_launch {
   uint32_t blocks;               /* >= 1 */
   struct sc_dev_status *status;  /* the communicator's status block: where a failure of the
                                     launch is published (NULL: none) */
+  bool early;                    /* the launch may start before the work ahead of it on the
+                                    stream ends, where the backend's kernel for the program
+                                    waits for it itself (sc_dev_wait_previous; CUDA: the LL
+                                    collectives, programmatic dependent launch) */
 } sc_launch_t;
 
 /* One block, for a program that is a single protocol step. */
-#define SC_LAUNCH_ONE(status) (&(sc_launch_t){1, (status)})
+#define SC_LAUNCH_ONE(status) (&(sc_launch_t){1, (status), false})
 
 typedef struct sc_backend_ops {
   size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */

@@ -13,6 +13,7 @@ struct sc_coll {
   size_t ll_max;         /* SYMCOMM_LL_MAX_BYTES, 0 where the LL protocol is off */
   size_t ll_offset;      /* of this rank's LL region in the scratch window */
   uint32_t blocks;       /* SYMCOMM_COLL_BLOCKS: 0 = chosen by size */
+  bool early_start;      /* SYMCOMM_COLL_EARLY_START */
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
   unsigned logged[SC_COLL_KIND_COUNT]; /* algorithms already logged at INFO, a bit each */
   sc_coll_desc_t *desc;   /* device memory: what every launch points to */

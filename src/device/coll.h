@@ -601,7 +601,7 @@ SC_DEV_FN void sc_coll_finish(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint6
 SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err,
                                   uint32_t paths) {
   if (paths == SC_COLL_PATH_LL) { /* its own start and end (coll_ll.h) */
-    sc_coll_ll_call(ctx, a, err);
+    sc_coll_ll_call(ctx, a, err, a->kind, -1, -1);
     return;
   }
   /* The counters first, read while the descriptor that the check below

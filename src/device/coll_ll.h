@@ -144,40 +144,64 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
   }
 }
 
-/* Line l of every peer (of rank `only` alone when it is not -1), in w
- * (w[me] untouched): first one load of each, all in flight at once, then a
- * wait for those not there yet. 0, or SC_LL_WHY of the first failed wait. */
-SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, int h, uint64_t l,
-                           uint32_t flag, uint64_t *w, int only) {
-  const sc_coll_desc_t *d = run->d;
-  uint64_t w0[SC_LL_MAX_RANKS], w1[SC_LL_MAX_RANKS];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-  for (int r = 0; r < SC_LL_MAX_RANKS; r++)
-    if (r < d->nranks && r != d->me && (only < 0 || r == only))
-      sc_dev_ll_load(sc_ll_line(d, d->me, h, r, l), &w0[r], &w1[r]);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-  for (int r = 0; r < SC_LL_MAX_RANKS; r++) {
-    if (r >= d->nranks || r == d->me || (only >= 0 && r != only))
+/* Line `line` from rank src: a look, SC_DEV_QUICK_POLLS more at once (a
+ * line pushed at the same time as this rank's lands a little later; the
+ * simulated backend sleeps on its bell instead), then sc_ll_wait. 0 with
+ * the line's data in *v, or SC_LL_WHY of the failed wait. */
+SC_DEV_FN int sc_ll_get(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint64_t *line, int src,
+                        uint32_t flag, uint64_t *v) {
+  for (int i = 0; i <= SC_DEV_QUICK_POLLS; i++)
+    if (sc_ll_read(line, flag, v))
+      return 0;
+  return sc_ll_wait(ctx, run, line, src, flag, v);
+}
+
+/* The ranks in the mask `from` (never this rank): line l of each, from this
+ * rank's region (`mine`, parts of `lines` lines, half h), in w[r]. First one
+ * load of each, all in flight at once, then a wait for those not there yet.
+ * 0, or SC_LL_WHY of the first failed wait. Every index of w is a constant
+ * once the loops are unrolled, so that the caller's w stays in registers. */
+SC_DEV_FN int sc_ll_gather(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, uint64_t *mine, uint64_t lines,
+                           int h, uint64_t l, uint32_t flag, uint64_t *w, uint32_t from) {
+  int n = run->d->nranks;
+  uint64_t w0[SC_LL_MAX_RANKS] = {0}, w1[SC_LL_MAX_RANKS] = {0};
+  SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+    if (from >> r & 1)
+      sc_dev_ll_load(sc_ll_at(mine, n, lines, h, r, l), &w0[r], &w1[r]);
+  uint32_t missing = 0;
+  SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+    if ((from >> r & 1) && !sc_ll_decode(w0[r], w1[r], flag, &w[r]))
+      missing |= 1u << r;
+  for (int r = 0; missing != 0; r++) {
+    if ((missing >> r & 1) == 0)
       continue;
-    if (sc_ll_decode(w0[r], w1[r], flag, &w[r]))
-      continue;
-    /* A line pushed at the same time as this rank's lands a little later:
-     * looked at again at once a few times before the wait's first look at
-     * marks and tags (a GPU; the simulated backend sleeps on its bell). */
-    int quick = 0;
-    for (int i = 0; !quick && i < SC_DEV_QUICK_POLLS; i++)
-      quick = sc_ll_read(sc_ll_line(d, d->me, h, r, l), flag, &w[r]);
-    if (quick)
-      continue;
-    int why = sc_ll_wait(ctx, run, sc_ll_line(d, d->me, h, r, l), r, flag, &w[r]);
+    missing &= ~(1u << r);
+    uint64_t v = 0;
+    int why = sc_ll_get(ctx, run, sc_ll_at(mine, n, lines, h, r, l), r, flag, &v);
     if (why != 0)
       return why;
+    SC_DEV_UNROLL for (int k = 0; k < SC_LL_MAX_RANKS; k++)
+      if (k == r)
+        w[k] = v;
   }
   return 0;
+}
+
+/* Entry r of a (r < SC_LL_MAX_RANKS, else 0) with constant indices only. */
+SC_DEV_FN uint64_t sc_ll_pick(const uint64_t *a, int r) {
+  uint64_t v = 0;
+  SC_DEV_UNROLL for (int k = 0; k < SC_LL_MAX_RANKS; k++)
+    if (k == r)
+      v = a[k];
+  return v;
+}
+
+SC_DEV_FN uint64_t *sc_ll_pick_region(uint64_t *const *ll, int r) {
+  uint64_t *v = 0;
+  SC_DEV_UNROLL for (int k = 0; k < SC_LL_MAX_RANKS; k++)
+    if (k == r)
+      v = ll[k];
+  return v;
 }
 
 /* The leader, after a wait of its block failed (SC_LL_WHY): the error, and
@@ -267,8 +291,18 @@ SC_DEV_FN int sc_ll_refuse(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, sc_dev_e
  * than the data. Thread r pushes the tag to
  * rank r. Nothing here is out of line: with its two failure paths as
  * __noinline__ functions the kernel's stack frame grew from 368 to 1656
- * bytes and every call took 10 us more on 4 H200s (docs/PERFORMANCE.md). */
-SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {
+ * bytes and every call took 10 us more on 4 H200s (docs/PERFORMANCE.md).
+ * Nothing is on the stack either (the lines, the regions: registers), which
+ * is cold memory at a kernel's start.
+ *
+ * kind: the call's, which the caller may know before the call (a GPU's
+ * kernel per kind: a constant here, and none of the branches on it is
+ * left); dtype and op: the reduction's, likewise, or -1 for the
+ * arguments' (a GPU picks a reduction at run time through jump tables in
+ * cold constant memory). A call of another kind or reduction fails
+ * (BAD_ARGS). */
+SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err,
+                               int kind, int dtype, int op) {
   sc_coll_state_t *st = a->state;
   const sc_coll_sync_t *mine = a->sync;
   const sc_coll_desc_t *d = a->desc;
@@ -290,25 +324,41 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   uint32_t stopped = 0;
   int n = 0, me = 0;
   const sc_coll_state_t *owner = 0;
+  /* The ranks' regions, read with the rest: in registers, where each line's
+   * address read them from the descriptor again (every flag's asm clobbers
+   * memory), one more load before each push. */
+  uint64_t *ll[SC_LL_MAX_RANKS] = {0};
+  /* The next call's kernel may start (on a GPU: its descriptor's loads and
+   * its launch overlap this call), and this one waits for the call ahead
+   * of it only once its own descriptor's loads are on their way: the
+   * descriptor never changes; the counters, the stop's copy and the input
+   * are written by earlier work on the stream. */
+  sc_dev_start_next(ctx);
   if (counted) { /* no comparison of a loaded value between these loads: all in flight at once */
+    n = d->nranks;
+    me = d->me;
+    owner = d->state;
+    lines_part = d->ll_lines;
+    SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+      ll[r] = d->ll[r];
+  }
+  sc_dev_wait_previous(ctx);
+  if (counted) {
     seq = sc_dev_load_own(&st->calls);
     epoch = sc_dev_load_own(&st->block[block].epoch);
     rounds = sc_dev_load_own(&st->rounds);
     broken = sc_dev_load_own(&st->broken);
     if (a->stopped != 0)
       stopped = sc_dev_load_poll32(a->stopped);
-    n = d->nranks;
-    me = d->me;
-    owner = d->state;
-    lines_part = d->ll_lines;
   }
-  int early = a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
-              a->kind == SC_COLL_REDUCE;
+  int early = kind == SC_COLL_ALLREDUCE || kind == SC_COLL_ALLGATHER ||
+              kind == SC_COLL_REDUCE;
   if (early && first < hi)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
+  uint64_t *ll_me = sc_ll_pick_region(ll, me); /* 0 past SC_LL_MAX_RANKS: refused below */
   if (!counted || sc_coll_path(a->algo, a->kind) != SC_COLL_PATH_LL ||
-      !(sc_coll_common_ok(a, blocks, n, me, owner) &
-        sc_coll_ll_fits(a, d->ll[(uint32_t)me % SC_MAX_LOCAL_RANKS], n, lines_part))) {
+      !(sc_coll_common_ok(a, blocks, n, me, owner) & sc_coll_ll_fits(a, ll_me, n, lines_part) &
+        (a->kind == kind) & ((dtype < 0) | ((a->dtype == dtype) & (a->op == op))))) {
     if (sc_dev_leader(ctx)) {
       err->kind = SC_DEV_BAD_ARGS;
       err->a = SC_PROGRAM_COLL;
@@ -330,15 +380,15 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   /* A broadcast's data comes from the root alone, a reduce's goes to the
    * root alone (to: -1, every peer); the others send their tag. Reduce-scatter
    * and all-to-all send rank r block r of their input. */
-  int reduce = a->kind == SC_COLL_REDUCE, to = reduce ? a->root : -1;
-  uint64_t pushed = a->kind == SC_COLL_BROADCAST ? (me == a->root ? hi : lo)
-                    : reduce                     ? (me != a->root ? hi : lo)
-                                                 : hi;
-  int blockwise = a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
-  if (a->kind == SC_COLL_BROADCAST && first < pushed)
+  int reduce = kind == SC_COLL_REDUCE, to = reduce ? a->root : -1;
+  uint64_t pushed = kind == SC_COLL_BROADCAST ? (me == a->root ? hi : lo)
+                    : reduce                  ? (me != a->root ? hi : lo)
+                                              : hi;
+  int blockwise = kind == SC_COLL_REDUCESCATTER || kind == SC_COLL_ALLTOALL;
+  if (kind == SC_COLL_BROADCAST && first < pushed)
     v0 = sc_ll_take(a->sendbuf, first, bytes);
   sc_guard_t guard = d->guard;
-  guard.call = SC_CALL_COLL + a->kind;
+  guard.call = SC_CALL_COLL + kind;
   guard.seq = seq;
   /* A collective failed here (sc_coll_finish stored its number + 1 in
    * `broken`, and left `calls` as it was: a later launch looks like another
@@ -350,12 +400,12 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   int refused = broken != 0;
   for (int r = (int)t; !refused && r < n; r += (int)nt)
     if (r != me)
-      sc_ll_push(sc_ll_line(d, r, h, me, block), a->tag, flag);
+      sc_ll_push(sc_ll_at(sc_ll_pick_region(ll, r), n, lines_part, h, me, block), a->tag, flag);
   for (uint64_t l = first; !refused && l < pushed; l += nt) {
     uint64_t v = l == first ? v0 : blockwise ? 0 : sc_ll_take(a->sendbuf, l, bytes);
-    for (int r = 0; r < n; r++)
-      if (r != me && (to < 0 || r == to))
-        sc_ll_push(sc_ll_line(d, r, h, me, SC_COLL_MAX_BLOCKS + l),
+    SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+      if (r < n && r != me && (to < 0 || r == to))
+        sc_ll_push(sc_ll_at(ll[r], n, lines_part, h, me, SC_COLL_MAX_BLOCKS + l),
                    blockwise ? sc_ll_take(sc_ll_input(a, 1, r), l, bytes) : v, flag);
   }
   /* After this thread's pushes: a rank asleep on its bell looks again (the
@@ -381,33 +431,36 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
   int marked = 0;
   for (uint32_t s = t; s < SC_LL_MAX_RANKS; s += nt)
     marked |= sc_dev_load_poll(&mine->fail[s]) != 0;
-  uint64_t w[SC_LL_MAX_RANKS];
-  const void *srcs[SC_LL_MAX_RANKS];
-  for (int r = 0; r < n; r++)
-    srcs[r] = &w[r];
-  int from = a->kind == SC_COLL_BROADCAST ? a->root : -1; /* whose lines this rank needs */
-  uint64_t needed = reduce && me != a->root ? lo : hi;     /* a reduce's others: none */
+  /* Whose lines this rank needs: a broadcast's root's, everyone's else (a
+   * reduce's ranks but the root need none: `needed`). n <= SC_LL_MAX_RANKS
+   * (sc_coll_ll_fits). */
+  int from = kind == SC_COLL_BROADCAST ? a->root : -1;
+  uint32_t peers = ((1u << n) - 1) & ~(1u << me);
+  uint32_t wanted = from < 0 ? peers : from != me ? 1u << from : 0;
+  uint64_t needed = reduce && me != a->root ? lo : hi;
   for (uint64_t l = first; l < needed && why == 0; l += nt) {
+    uint64_t w[SC_LL_MAX_RANKS] = {0}, own = 0;
     if (from < 0 || from == me) /* a broadcast's other ranks may have no input */
-      w[me] = l == first && !blockwise ? v0 : sc_ll_take(sc_ll_input(a, blockwise, me), l, bytes);
-    if (from != me)
-      why = sc_ll_gather(ctx, &run, h, SC_COLL_MAX_BLOCKS + l, flag, w, from);
+      own = l == first && !blockwise ? v0 : sc_ll_take(sc_ll_input(a, blockwise, me), l, bytes);
+    if (wanted != 0)
+      why = sc_ll_gather(ctx, &run, ll_me, lines_part, h, SC_COLL_MAX_BLOCKS + l, flag, w, wanted);
     if (why != 0)
       break;
-    if (a->kind == SC_COLL_BROADCAST) {
-      sc_ll_give(a->recvbuf, l, bytes, w[from]);
+    SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+      if (r == me)
+        w[r] = own;
+    if (kind == SC_COLL_BROADCAST) {
+      sc_ll_give(a->recvbuf, l, bytes, sc_ll_pick(w, from));
       continue;
     }
-    if (a->kind == SC_COLL_ALLGATHER || a->kind == SC_COLL_ALLTOALL) {
+    if (kind == SC_COLL_ALLGATHER || kind == SC_COLL_ALLTOALL) {
       /* each rank's line l into its block of the output */
-      for (int r = 0; r < n; r++)
-        sc_ll_give((char *)a->recvbuf + (uint64_t)r * bytes, l, bytes, w[r]);
+      SC_DEV_UNROLL for (int r = 0; r < SC_LL_MAX_RANKS; r++)
+        if (r < n)
+          sc_ll_give((char *)a->recvbuf + (uint64_t)r * bytes, l, bytes, w[r]);
       continue;
     }
-    uint64_t left = bytes - l * SC_LL_LINE_DATA, out = 0;
-    uint32_t count = (uint32_t)(left < SC_LL_LINE_DATA ? left : SC_LL_LINE_DATA) / a->elem;
-    sc_dev_reduce_solo(&out, srcs, n, (size_t)count, a->dtype, a->op, n);
-    sc_ll_give(a->recvbuf, l, bytes, out);
+    sc_ll_give(a->recvbuf, l, bytes, sc_dev_reduce_line(w, n, dtype < 0 ? a->dtype : dtype, op < 0 ? a->op : op, n));
   }
   /* The peers' tags, checked by the block's last threads, which a small
    * call gives no lines: their waits overlap those for the data. */
@@ -415,8 +468,9 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     int r = (int)k;
     if (r == me)
       continue;
-    why = sc_ll_gather(ctx, &run, h, block, flag, w, r);
-    if (why == 0 && w[r] != a->tag)
+    uint64_t theirs = 0;
+    why = sc_ll_get(ctx, &run, sc_ll_at(ll_me, n, lines_part, h, r, block), r, flag, &theirs);
+    if (why == 0 && theirs != a->tag)
       why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
   /* A wait's own failure or a differing tag says more than a mark. */

@@ -116,22 +116,38 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, SC_REDUCE_BLOCK);                               \
     if (base == full && base < count)                                                              \
       SC_RED_BLOCK_BODY(T, A, D, LOAD, OP, FINISH, count - base);                                  \
+  }
+
+/* A line of the LL protocol (device/coll_ll.h): FN_line(w, nsrcs, divisor)
+ * reduces the elements of 8-byte words, word k of w from source k (k <
+ * nsrcs <= SC_LL_MAX_RANKS), as FN does elements in memory: bit for bit the
+ * same (sources in order, the same accumulators and conversions). Every
+ * element of the words is reduced (a partial line's last bytes are 0 in
+ * every source; its caller writes only the call's bytes). No pointer to an
+ * element is taken: with constant indices after unrolling, w and the
+ * accumulators stay in registers. */
+#define SC_RED_DEFINE_LINE(FN, T, A, D, LOAD, OP, FINISH)                                          \
+  SC_DEV_FN T FN##_lane(uint64_t word, int i) {                                                    \
+    T x_;                                                                                          \
+    uint64_t bits_ = word >> (8 * sizeof(T) * (unsigned)i);                                        \
+    memcpy(&x_, &bits_, sizeof(T));                                                                \
+    return x_;                                                                                     \
   }                                                                                                \
-  SC_DEV_FN void FN##_solo(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,      \
-                           size_t count, int divisor) {                                            \
-    (void)ctx;                                                                                     \
+  SC_DEV_FN uint64_t FN##_line(const uint64_t *w, int nsrcs, int divisor) {                       \
+    uint64_t out_ = 0;                                                                             \
     (void)divisor;                                                                                 \
-    for (size_t i_ = 0; i_ < count; i_++) {                                                        \
-      T x_;                                                                                        \
-      memcpy(&x_, (const char *)srcs[0] + i_ * sizeof(T), sizeof(T));                             \
-      A acc_ = (A)LOAD(x_);                                                                        \
-      for (int k_ = 1; k_ < nsrcs; k_++) {                                                         \
-        memcpy(&x_, (const char *)srcs[k_] + i_ * sizeof(T), sizeof(T));                           \
-        acc_ = OP(acc_, (A)LOAD(x_));                                                              \
+    SC_DEV_UNROLL for (int i_ = 0; i_ < (int)(8 / sizeof(T)); i_++) {                              \
+      A acc_ = (A)LOAD(FN##_lane(w[0], i_));                                                       \
+      SC_DEV_UNROLL for (int k_ = 1; k_ < SC_LL_MAX_RANKS; k_++) {                                 \
+        if (k_ < nsrcs)                                                                            \
+          acc_ = OP(acc_, (A)LOAD(FN##_lane(w[k_], i_)));                                          \
       }                                                                                            \
-      x_ = FINISH(T, D, acc_, divisor);                                                            \
-      memcpy((char *)dst + i_ * sizeof(T), &x_, sizeof(T));                                        \
+      T x_ = FINISH(T, D, acc_, divisor);                                                          \
+      uint64_t bits_ = 0;                                                                          \
+      memcpy(&bits_, &x_, sizeof(T));                                                              \
+      out_ |= bits_ << (8 * sizeof(T) * (unsigned)i_);                                             \
     }                                                                                              \
+    return out_;                                                                                   \
   }
 
 /* Integers: T the element, U the unsigned type SUM/PROD/AVG wrap in, D the
@@ -172,6 +188,7 @@ SC_RED_DEFINE_FMINMAX(double, sc_double_bits, 0x8000000000000000ull, sc_red_fmin
                       sc_red_fmin, sc_red_fmax)
 
 SC_RED_EACH(SC_RED_DEFINE)
+SC_RED_EACH(SC_RED_DEFINE_LINE)
 
 /* ---- entry points */
 
@@ -212,20 +229,40 @@ SC_DEV_FN int sc_dev_reduce_ok(int nsrcs, int dtype, int op, int avg_divisor) {
     SC_RED_CASE(SYMCOMM_FLOAT64, f64, SUFFIX);                                                     \
   }
 
+#define SC_RED_LINE_CASE(DTYPE, NAME)                                                              \
+  case DTYPE:                                                                                      \
+    switch (op) {                                                                                  \
+    case SYMCOMM_SUM: return sc_red_##NAME##_sum_line(w, nsrcs, divisor);                          \
+    case SYMCOMM_PROD: return sc_red_##NAME##_prod_line(w, nsrcs, divisor);                        \
+    case SYMCOMM_MIN: return sc_red_##NAME##_min_line(w, nsrcs, divisor);                          \
+    case SYMCOMM_MAX: return sc_red_##NAME##_max_line(w, nsrcs, divisor);                          \
+    case SYMCOMM_AVG: return sc_red_##NAME##_avg_line(w, nsrcs, divisor);                          \
+    }                                                                                              \
+    break
+
+/* A line of 8-byte words, one a source (SC_RED_DEFINE_LINE), by one thread,
+ * with arguments sc_dev_reduce_ok accepts; 0 for any others. */
+SC_DEV_FN uint64_t sc_dev_reduce_line(const uint64_t *w, int nsrcs, int dtype, int op, int divisor) {
+  switch (dtype) {
+    SC_RED_LINE_CASE(SYMCOMM_INT8, i8);
+    SC_RED_LINE_CASE(SYMCOMM_UINT8, u8);
+    SC_RED_LINE_CASE(SYMCOMM_INT32, i32);
+    SC_RED_LINE_CASE(SYMCOMM_UINT32, u32);
+    SC_RED_LINE_CASE(SYMCOMM_INT64, i64);
+    SC_RED_LINE_CASE(SYMCOMM_UINT64, u64);
+    SC_RED_LINE_CASE(SYMCOMM_FLOAT16, f16);
+    SC_RED_LINE_CASE(SYMCOMM_BFLOAT16, bf16);
+    SC_RED_LINE_CASE(SYMCOMM_FLOAT32, f32);
+    SC_RED_LINE_CASE(SYMCOMM_FLOAT64, f64);
+  }
+  return 0;
+}
+
 /* The portable loop, called by every thread of the block together, with
  * arguments sc_dev_reduce_ok accepts (AVG divides by `divisor`). */
 SC_DEV_FN void sc_dev_reduce_elems(sc_dev_ctx_t *ctx, void *dst, const void *const *srcs, int nsrcs,
                                    size_t count, int dtype, int op, int divisor) {
   SC_RED_SWITCH()
-}
-
-/* The same reduction by one thread alone, of a few elements (the LL
- * protocol's line: device/coll_ll.h), whose sources and destination may be
- * words of another type: elements go through memcpy. */
-SC_DEV_FN void sc_dev_reduce_solo(void *dst, const void *const *srcs, int nsrcs, size_t count,
-                                  int dtype, int op, int divisor) {
-  sc_dev_ctx_t *ctx = 0; /* one thread: no block to share with */
-  SC_RED_SWITCH(_solo)
 }
 
 #ifndef SC_DEV_HAS_REDUCE

@@ -90,6 +90,15 @@
  *       learns of a stop otherwise (the LL collectives and send/recv: a
  *       copy of the word in device memory, then sc_dev_stopped for its
  *       details)
+ *   void sc_dev_start_next(sc_dev_ctx_t *ctx);
+ *   void sc_dev_wait_previous(sc_dev_ctx_t *ctx);
+ *       for a kernel launched to start before the one ahead of it on its
+ *       stream has ended (CUDA: programmatic dependent launch): the program
+ *       reads nothing that earlier work on the stream writes before
+ *       sc_dev_wait_previous (what never changes after its communicator's
+ *       setup, such as the collective descriptor, it may); sc_dev_start_next
+ *       lets the next such kernel start now, to read those parts and wait.
+ *       Nothing elsewhere (one launch after the other)
  *   int sc_dev_stopped(sc_dev_ctx_t *ctx);
  *       SC_DEV_ABORTED (the stop noted in the error record) when the guard's
  *       communicator has stopped, else 0; does not wait
@@ -130,6 +139,16 @@
 #define SC_DEV_FN static __device__ __forceinline__
 #else
 #define SC_DEV_FN static inline
+#endif
+
+/* Before a loop with a constant trip count that the GPU compiler must
+ * unroll: an array indexed only by such loops' counters then lives in
+ * registers, where any other index would put it on the stack, which is cold
+ * memory when a kernel starts (device/coll_ll.h). */
+#ifdef __CUDACC__
+#define SC_DEV_UNROLL _Pragma("unroll")
+#else
+#define SC_DEV_UNROLL
 #endif
 
 #endif

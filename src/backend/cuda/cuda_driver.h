@@ -77,7 +77,8 @@
   X(cuModuleUnload, 2000)                                                                          \
   X(cuModuleGetFunction, 2000)                                                                     \
   X(cuFuncGetParamInfo, 12040)                                                                     \
-  X(cuLaunchKernel, 4000)
+  X(cuLaunchKernel, 4000)                                                                          \
+  X(cuLaunchKernelEx, 11060)
 
 #define SC_CUDA_PFN_FIELD(name, version) PFN_##name##_v##version name;
 typedef struct sc_cuda_driver {

@@ -20,8 +20,15 @@
 typedef enum sc_cuda_args_mode { SC_CUDA_ARGS_EXACT = 0, SC_CUDA_ARGS_UPTO = 1 } sc_cuda_args_mode_t;
 
 /* A program has one kernel, or one per variant: the COLL program one per
- * path (SC_COLL_PATH_*), each holding only that path's code. */
-#define SC_CUDA_MAX_VARIANTS SC_COLL_PATH_COUNT
+ * path (SC_COLL_PATH_*), each holding only that path's code, but the LL
+ * path, which has one per kind, and for each kind that reduces one more per
+ * sum of float32, bfloat16 and float16 (kernels/coll_ll.cu). */
+#define SC_CUDA_LL_SUMS 3
+#define SC_CUDA_COLL_VARIANTS (SC_COLL_PATH_COUNT + SC_COLL_KIND_COUNT + 3 * SC_CUDA_LL_SUMS)
+#define SC_CUDA_LL_FILES                                                                           \
+  "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll",          \
+      "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll", "coll_ll"
+#define SC_CUDA_MAX_VARIANTS SC_CUDA_COLL_VARIANTS
 /* Fatbins of kernels, one per file of src/backend/cuda/kernels/. */
 #define SC_CUDA_MAX_MODULES 16
 
@@ -39,6 +46,9 @@ const sc_cuda_program_t *sc_cuda_program(sc_program_t program);
 const char *sc_cuda_program_name(sc_program_t program);
 /* Which of the program's kernels runs these arguments (of args_bytes, checked). */
 int sc_cuda_program_variant(sc_program_t program, const void *args);
+/* Whether that kernel waits for the one ahead of it itself (sc_dev_wait_previous),
+ * so that it may be launched to start early (sc_launch_t.early). */
+bool sc_cuda_program_waits(sc_program_t program, const void *args);
 
 /* Several of a device's host allocations hold the failure records of
  * streams, never reused (cuda_record.h says why). */

@@ -70,6 +70,8 @@ sc_result_t sc_cuda_module_load(sc_device_t *device) {
     size_t want = prog->mode == SC_CUDA_ARGS_EXACT ? prog->args_bytes : SC_LAUNCH_ARGS_MAX;
     for (int v = 0; v < prog->variants && res == SYMCOMM_OK; v++) {
       const char *name = prog->kernel[v];
+      if (name == NULL)
+        continue; /* a slot no call picks (the COLL program's LL path: its own slots) */
       res = sc_cuda_module_find(device, name, prog->file[v], sc_cuda_program_name((sc_program_t)p),
                                 &device->fn[p][v]);
       size_t offset = 0;

@@ -406,6 +406,16 @@ SC_DEV_FN int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
 
 SC_DEV_FN void sc_dev_progress(sc_dev_ctx_t *ctx) { ctx->last_progress_ns = sc_cuda_now_ns(); }
 
+/* Programmatic dependent launch (Hopper): a kernel launched with the
+ * programmatic stream serialization attribute (cuda_launch.c) may start
+ * once every block of the kernel ahead of it ran launch_dependents (or
+ * ended); its wait returns when that kernel has ended and its writes are
+ * visible. Both do nothing in a kernel launched without the attribute. */
+SC_DEV_FN void sc_dev_start_next(sc_dev_ctx_t *ctx) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+SC_DEV_FN void sc_dev_wait_previous(sc_dev_ctx_t *ctx) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 SC_DEV_FN int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
   if (++ctx->polls >= SC_CUDA_POLLS_PER_CHECK) {
     ctx->polls = 0;

@@ -243,6 +243,10 @@ static inline int sc_dev_begin(sc_dev_ctx_t *ctx, const sc_guard_t *guard) {
 
 static inline void sc_dev_progress(sc_dev_ctx_t *ctx) { ctx->last_progress_ms = sc_now_ms(); }
 
+/* A stream's worker runs one launch after the other. */
+static inline void sc_dev_start_next(sc_dev_ctx_t *ctx) { (void)ctx; }
+static inline void sc_dev_wait_previous(sc_dev_ctx_t *ctx) { (void)ctx; }
+
 static inline int sc_dev_sleep(sc_dev_ctx_t *ctx, sc_doorbell_t *bell, uint32_t seen) {
   /* Before sleeping (and after the poll below, if any), give the CPU away a
    * few times: when ranks outnumber cores, the rank that will ring the bell is

@@ -18,8 +18,9 @@
  * count of collectives, which every rank advances alike). Rank p writes into
  * half h of rank q again two calls later: p has then finished the call in
  * between, which needed q's lines of it, which q pushed only once it had
- * finished the call that read half h (a launch starts when the one before it
- * on the stream ended). The call in between needed q's tag line at least,
+ * finished the call that read half h (a launch may start before the one
+ * ahead of it on the stream ended, but pushes nothing before it waited for
+ * it: sc_dev_wait_previous). The call in between needed q's tag line at least,
  * which every rank pushes and waits for, also in a broadcast or a reduce,
  * whose ranks other than the one with the data need nothing else. The flag, the
  * call's number plus one, tells this call's lines from those of two calls
@@ -328,12 +329,10 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
    * address read them from the descriptor again (every flag's asm clobbers
    * memory), one more load before each push. */
   uint64_t *ll[SC_LL_MAX_RANKS] = {0};
-  /* The next call's kernel may start (on a GPU: its descriptor's loads and
-   * its launch overlap this call), and this one waits for the call ahead
-   * of it only once its own descriptor's loads are on their way: the
-   * descriptor never changes; the counters, the stop's copy and the input
-   * are written by earlier work on the stream. */
-  sc_dev_start_next(ctx);
+  /* This call waits for the one ahead of it on the stream (a GPU may have
+   * started it early: sc_dev_start_next below) only once its descriptor's
+   * loads are on their way: the descriptor never changes; the counters, the
+   * stop's copy and the input are written by earlier work on the stream. */
   if (counted) { /* no comparison of a loaded value between these loads: all in flight at once */
     n = d->nranks;
     me = d->me;
@@ -473,6 +472,12 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
     if (why == 0 && theirs != a->tag)
       why = SC_LL_WHY(SC_LL_TAG_DIFFERS, r);
   }
+  /* The next call's kernel may start (a GPU: its launch and its
+   * descriptor's loads overlap this call's end) once every block of this
+   * one is past its waits: one started earlier would hold its SMs while this
+   * call waits for its peers, which, with another communicator's calls on
+   * another stream taking the rest, may leave a peer's block no SM to run. */
+  sc_dev_start_next(ctx);
   /* A wait's own failure or a differing tag says more than a mark. */
   why = sc_dev_any_but(ctx, why != 0 ? why : marked ? SC_LL_WHY(SC_LL_MARKED, 0) : 0,
                        SC_LL_WHY(SC_LL_MARKED, 0));

@@ -77,7 +77,7 @@ SC_PARAM(ONESHOT_MAX_BYTES, "SYMCOMM_ONESHOT_MAX_BYTES", INT, NULL,
 SC_PARAM(LL_MAX_BYTES, "SYMCOMM_LL_MAX_BYTES", INT, NULL,
          "all-reduce of at most this many bytes (up to 1 MiB), and all-gather, reduce-scatter, all-to-all, broadcast and reduce of at most this many bytes from a rank to each peer, on at most 8 ranks of a host use the LL protocol (each rank pushes its input, flagged, to every peer that needs it: no barrier); 0 turns it off; the same on every rank (default: the backend's, 65536; on GPUs 524288 for 2 ranks)")
 SC_PARAM(COLL_EARLY_START, "SYMCOMM_COLL_EARLY_START", INT, "1",
-         "1: on GPUs, an LL collective's kernel may start before the kernel ahead of it on the stream has ended (Hopper's programmatic dependent launch): it reads its fixed arguments meanwhile and waits for that kernel before anything else; 0: each starts once the one before it ended")
+         "1: on GPUs, an LL collective's kernel may start before the kernel ahead of it on the stream has ended (Hopper's programmatic dependent launch): it reads its fixed arguments meanwhile and waits for that kernel before anything else, and once past its own waits it lets a kernel after it that was launched so start (which must wait for it before reading its output); 0: each starts once the one before it ended")
 SC_PARAM(COLL_BLOCKS, "SYMCOMM_COLL_BLOCKS", INT, "0",
          "blocks each collective runs in (each takes a slice of every chunk and meets only its namesakes on the other ranks): 0 = chosen by size, 1 to 128 forces that many; the same on every rank")
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,

@@ -2,7 +2,8 @@
  * fp16/bf16 conversions (src/device/reduce_types.h): every dtype x op against
  * a plain reference, bit for bit, with inputs whose results are exact, run as
  * one thread and as several threads of a device block (each thread's share
- * run in turn: together they must cover every element once). */
+ * run in turn: together they must cover every element once), and the LL
+ * protocol's line of 8 bytes a source (sc_dev_reduce_line). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -631,6 +632,46 @@ static void test_bad_args(void) {
   TEST_ASSERT(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4);
 }
 
+/* A line of the LL protocol (sc_dev_reduce_line): word k of source k, every
+ * element of it against the reference, for 1 to SC_LL_MAX_RANKS sources and
+ * lines of 1 element to full; the words past the sources hold garbage, which
+ * must not count, and a partial line's last bytes are 0 in every source (as
+ * the LL protocol pushes them), which only its own lanes of the result may
+ * depend on. The elements start at `first`, so that lines cover several
+ * inputs of the matrix. */
+static void test_lines(size_t first) {
+  int cases = 0;
+  for (int dtype = 0; dtype < SYMCOMM_DTYPE_COUNT; dtype++)
+    for (int op = 0; op < SYMCOMM_OP_COUNT; op++)
+      for (int nsrcs = 1; nsrcs <= SC_LL_MAX_RANKS; nsrcs++) {
+        size_t lanes = 8 / dtype_bytes(dtype);
+        for (size_t count = 1; count <= lanes; count++) {
+          uint64_t w[SC_LL_MAX_RANKS];
+          for (int k = 0; k < SC_LL_MAX_RANKS; k++)
+            w[k] = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1 + (int)count);
+          for (int k = 0; k < nsrcs; k++) {
+            w[k] = 0;
+            for (size_t i = 0; i < count; i++)
+              put_bits(dtype, &w[k], i, encode(dtype, input(dtype, op, k, first + i)));
+          }
+          uint64_t out = sc_dev_reduce_line(w, nsrcs, dtype, op, nsrcs);
+          for (size_t i = 0; i < count; i++) {
+            double x[SC_MAX_LOCAL_RANKS];
+            for (int k = 0; k < nsrcs; k++)
+              x[k] = input(dtype, op, k, first + i);
+            uint64_t want = reference(dtype, op, nsrcs, nsrcs, x);
+            uint64_t got = get_bits(dtype, &out, i);
+            TEST_ASSERT(got == want,
+                        "line: %s %s nsrcs %d count %zu: element %zu is 0x%llx, want 0x%llx",
+                        dtype_names[dtype], op_names[op], nsrcs, count, first + i,
+                        (unsigned long long)got, (unsigned long long)want);
+          }
+          cases++;
+        }
+      }
+  TEST_ASSERT(cases > 0);
+}
+
 int main(void) {
   for (int k = 0; k <= SC_MAX_LOCAL_RANKS; k++) {
     bufs[k] = malloc(MAX_COUNT * 8 + 8);
@@ -641,6 +682,8 @@ int main(void) {
   test_integer_edges();
   test_float_edges();
   test_bad_args();
+  for (size_t first = 0; first < 64; first += 7)
+    test_lines(first);
   /* One thread, then blocks of threads that split 1000 elements unevenly
    * (SC_REDUCE_BLOCK is 256 here: some threads get the partial block, some none). */
   static const uint32_t thread_counts[] = {1, 2, 3, 5};

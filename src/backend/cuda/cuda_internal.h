@@ -46,9 +46,9 @@ const sc_cuda_program_t *sc_cuda_program(sc_program_t program);
 const char *sc_cuda_program_name(sc_program_t program);
 /* Which of the program's kernels runs these arguments (of args_bytes, checked). */
 int sc_cuda_program_variant(sc_program_t program, const void *args);
-/* Whether that kernel waits for the one ahead of it itself (sc_dev_wait_previous),
- * so that it may be launched to start early (sc_launch_t.early). */
-bool sc_cuda_program_waits(sc_program_t program, const void *args);
+/* Whether the program's kernel `variant` waits for the one ahead of it itself
+ * (sc_dev_wait_previous), so that it may be launched to start early (sc_launch_t.early). */
+bool sc_cuda_program_waits(sc_program_t program, int variant);
 
 /* Several of a device's host allocations hold the failure records of
  * streams, never reused (cuda_record.h says why). */

@@ -43,18 +43,19 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
     memset(padded + args_bytes, 0, sizeof(padded) - args_bytes);
     param = padded;
   }
-  CUfunction fn = d->fn[program][sc_cuda_program_variant(program, args)];
+  int variant = sc_cuda_program_variant(program, args);
+  CUfunction fn = d->fn[program][variant];
   if (fn == NULL)
     return SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
                     "device program %s has no kernel for these arguments (variant %d)",
-                    sc_cuda_program_name(program), sc_cuda_program_variant(program, args));
+                    sc_cuda_program_name(program), variant);
   struct sc_dev_status *status = how->status;
   sc_cuda_record_t *record = stream->record;
   void *params[3] = {(void *)param, &status, &record};
   sc_cuda_scope_t scope;
   SC_CHECK(sc_cuda_enter(d, &scope));
   sc_result_t res;
-  if (how->early && sc_cuda_program_waits(program, args)) {
+  if (how->early && sc_cuda_program_waits(program, variant)) {
     CUlaunchAttribute early = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
     early.value.programmaticStreamSerializationAllowed = 1;
     CUlaunchConfig config = {.gridDimX = how->blocks, .gridDimY = 1, .gridDimZ = 1,

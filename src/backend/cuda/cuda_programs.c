@@ -82,8 +82,8 @@ static int sc_cuda_ll_variant(const sc_coll_args_t *a) {
   return SC_COLL_PATH_COUNT + a->kind;
 }
 
-bool sc_cuda_program_waits(sc_program_t program, const void *args) {
-  return program == SC_PROGRAM_COLL && sc_cuda_program_variant(program, args) >= SC_COLL_PATH_COUNT;
+bool sc_cuda_program_waits(sc_program_t program, int variant) {
+  return program == SC_PROGRAM_COLL && variant >= SC_COLL_PATH_COUNT;
 }
 
 int sc_cuda_program_variant(sc_program_t program, const void *args) {

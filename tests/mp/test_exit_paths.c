@@ -11,6 +11,15 @@
 #include "test_util.h"
 
 static symcomm_comm_t world, half;
+static int in_forked_child;
+
+/* LeakSanitizer asks this at its exit check (a hook the sanitizer runtime
+ * declares weak). A forked child inherits the parent's server threads' heap
+ * but not the threads: what one of them held only in registers at the fork
+ * (a reply being pushed) looks leaked in the child, a false report that made
+ * this test fail now and then. The parent is still checked. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void) { return in_forked_child; }
 
 static void destroy_at_exit(void) {
   /* Runs after the roots were drained: destroying must still be safe. */
@@ -36,8 +45,10 @@ int main(int argc, char **argv) {
   double t0 = test_now();
   pid_t pid = fork();
   TEST_ASSERT(pid >= 0);
-  if (pid == 0)
+  if (pid == 0) {
+    in_forked_child = 1;
     exit(0); /* runs the exit handlers in the child */
+  }
   int status;
   TEST_ASSERT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
   double dt = test_now() - t0;

@@ -263,15 +263,18 @@ bool sc_coll_failed(const sc_coll_t *c, uint64_t *which) {
   return true;
 }
 
-void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes) {
-  bool first = !(c->logged[kind] & (1u << algo));
-  c->logged[kind] |= 1u << algo;
-  if (!sc_log_enabled(first ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL))
+void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes,
+                        uint32_t blocks) {
+  uint32_t *last = &c->logged_blocks[kind][algo];
+  bool changed = *last != blocks;
+  *last = blocks;
+  if (!sc_log_enabled(changed ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL))
     return;
-  sc_log(first ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL, __FILE__, __LINE__,
-         "%s of %zu bytes on %d ranks (%s): %s%s", sc_coll_kind_name(kind), bytes, c->view->nranks,
-         symcomm_topo_class_string((symcomm_topo_class_t)c->view->topo_class),
-         sc_coll_algo_name(algo), c->forced[kind] != SC_ALGO_AUTO ? " (forced by SYMCOMM_ALGO)" : "");
+  sc_log(changed ? SC_LOG_INFO : SC_LOG_TRACE, SC_COLL, __FILE__, __LINE__,
+         "%s of %zu bytes on %d ranks (%s): %s, %u block%s%s", sc_coll_kind_name(kind), bytes,
+         c->view->nranks, symcomm_topo_class_string((symcomm_topo_class_t)c->view->topo_class),
+         sc_coll_algo_name(algo), blocks, blocks == 1 ? "" : "s",
+         c->forced[kind] != SC_ALGO_AUTO ? " (forced by SYMCOMM_ALGO)" : "");
 }
 
 uint64_t sc_coll_tag(const sc_coll_t *c, const sc_coll_call_t *call) {

@@ -182,11 +182,11 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
     algo = SC_ALGO_WINDOWS;
     nextra = 6;
   }
-  sc_coll_log_choice(c, call->kind, algo, total);
   a->algo = (int32_t)algo;
   a->per = sc_coll_per_max(c->area, v->nranks, sc_coll_path(a->algo, a->kind), a->elem);
   /* LL: by the bytes each rank pushes (all-gather: its part). */
   launch->blocks = algo == SC_ALGO_LL ? sc_coll_ll_blocks(c, one) : sc_coll_blocks(c, total);
+  sc_coll_log_choice(c, call->kind, algo, total, launch->blocks);
   /* Ranks that chose differently (their own SYMCOMM_ALGO, threshold or
    * blocks, or buffers that are windows on some ranks only) must not run
    * different steps against each other. */

@@ -15,7 +15,10 @@ struct sc_coll {
   uint32_t blocks;       /* SYMCOMM_COLL_BLOCKS: 0 = chosen by size */
   bool early_start;      /* SYMCOMM_COLL_EARLY_START */
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
-  unsigned logged[SC_COLL_KIND_COUNT]; /* algorithms already logged at INFO, a bit each */
+  /* The block count last logged at INFO for each kind and algorithm (0: none
+   * yet): a line each time it changes, so that a sweep of sizes tells how many
+   * SMs each size class occupies. */
+  uint32_t logged_blocks[SC_COLL_KIND_COUNT][SC_ALGO_SPLIT + 1];
   sc_coll_desc_t *desc;   /* device memory: what every launch points to */
   sc_coll_state_t *state; /* device memory: epochs and the call count, advanced by the program */
   uint64_t *failed;       /* host memory the device writes: 1 + a failed collective's number */
@@ -25,8 +28,10 @@ struct sc_coll {
 /* Rank r's sync block (after the four areas of its scratch), as mapped here. */
 sc_coll_sync_t *sc_coll_sync_of(const sc_coll_t *c, int r);
 
-/* Logs the algorithm chosen: the first time for this kind at INFO, every time at TRACE. */
-void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes);
+/* Logs the algorithm and block count chosen: at INFO the first time for this
+ * kind and algorithm and whenever its block count changes, else at TRACE. */
+void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes,
+                        uint32_t blocks);
 
 /* What every rank must agree on for a call: its place in the sequence, the
  * operation, count, type, reduction, root and the scratch size. Never 0. */

@@ -22,7 +22,7 @@ for ((r = 0; r < n; r++)); do
     large=direct
     [ "$k" = reduce ] && large=oneshot
     for a in ll $large; do
-      grep -q "COLL $k of .*: $a$" "$log" || fail "rank $r never ran a $k by $a: $(grep "COLL $k of" "$log" | head -3)"
+      grep -q "COLL $k of .*: $a, [0-9]* blocks\?$" "$log" || fail "rank $r never ran a $k by $a: $(grep "COLL $k of" "$log" | head -3)"
     done
   done
 done

@@ -59,6 +59,7 @@ rows = doc["rows"]
 assert doc["tool"] == "symcomm-perf" and doc["engine"] == "symcomm", doc
 assert doc["nranks"] == 3 and doc["nhosts"] == 1, doc
 assert "symcomm-run -n 3 -- " in doc["command"], doc["command"]
+assert doc["registered"] == 0 and doc["cudagraph"] == 0, doc
 assert len(rows) == int(sys.argv[2]), len(rows)
 keys = ["op", "dtype", "redop", "root", "bytes", "count", "inplace", "time_us", "algbw_gbs",
         "busbw_gbs", "wrong"]

@@ -94,6 +94,8 @@ int results_write_json(const char *path, const results_file_t *file, size_t nrow
   fprintf(f, ",\n  \"date\": \"%s\",\n  \"nranks\": %d,\n  \"nhosts\": %d,\n  \"command\": ", date,
           file->nranks, file->nhosts);
   json_string(f, file->command);
+  if (file->has_settings)
+    fprintf(f, ",\n  \"registered\": %d,\n  \"cudagraph\": %d", file->registered, file->cudagraph);
   fprintf(f, ",\n  \"rows\": [\n");
   for (size_t i = 0; i < nrows; i++) {
     results_row_t r;

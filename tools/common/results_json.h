@@ -22,6 +22,9 @@ typedef struct results_file {
   const char *program; /* names it in error messages */
   const char *tool, *engine, *machine, *command;
   int nranks, nhosts;
+  /* symcomm-perf's -R and -G, written where has_settings is set (the
+   * baselines have neither) */
+  int has_settings, registered, cudagraph;
 } results_file_t;
 
 /* "hostname / cpu model xN / card". */

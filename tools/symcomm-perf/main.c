@@ -506,8 +506,8 @@ int main(int argc, char **argv) {
   if (!failed && job.rank == 0) {
     perf_print_summary(stdout, b.rows, b.nrows, b.wrong);
     if (o.json_path != NULL &&
-        perf_write_json(o.json_path, eng->name, machine, command ? command : argv[0], &job, b.rows,
-                        b.nrows) != 0)
+        perf_write_json(o.json_path, eng->name, machine, command ? command : argv[0], &o, &job,
+                        b.rows, b.nrows) != 0)
       status = PERF_EXIT_FAILED;
   }
   /* Every rank leaves with rank 0's status, and only once rank 0 has printed

@@ -152,6 +152,7 @@ void perf_print_gemm_header(FILE *out, int n, const char *library, int sms, doub
 void perf_print_gemm_line(FILE *out, const perf_row_t *oop, const perf_row_t *ip);
 void perf_print_summary(FILE *out, const perf_row_t *rows, size_t nrows, long long wrong);
 int perf_write_json(const char *path, const char *engine, const char *machine, const char *command,
-                    const perf_job_t *job, const perf_row_t *rows, size_t nrows);
+                    const perf_options_t *o, const perf_job_t *job, const perf_row_t *rows,
+                    size_t nrows);
 
 #endif

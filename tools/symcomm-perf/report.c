@@ -133,9 +133,11 @@ static void perf_result_row(const void *ctx, size_t i, results_row_t *out) {
 }
 
 int perf_write_json(const char *path, const char *engine, const char *machine, const char *command,
-                    const perf_job_t *job, const perf_row_t *rows, size_t nrows) {
+                    const perf_options_t *o, const perf_job_t *job, const perf_row_t *rows,
+                    size_t nrows) {
   results_file_t file = {.program = "symcomm-perf", .tool = "symcomm-perf", .engine = engine,
                          .machine = machine, .command = command, .nranks = job->nranks,
-                         .nhosts = job->nhosts};
+                         .nhosts = job->nhosts, .has_settings = 1, .registered = o->registered,
+                         .cudagraph = o->graph_launches};
   return results_write_json(path, &file, nrows, perf_result_row, rows);
 }

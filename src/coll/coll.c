@@ -183,7 +183,7 @@ sc_result_t sc_coll_scratch_param(const sc_comm_view_t *view, long long *bytes, 
 }
 
 sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
-  long long scratch = 0, oneshot = 0, blocks = 0, ll = 0, early = 1;
+  long long scratch = 0, oneshot = 0, blocks = 0, max_blocks = 0, ll = 0, early = 1;
   bool scratch_set = false, ll_set = false;
   SC_CHECK(sc_coll_scratch_param(view, &scratch, &scratch_set));
   SC_CHECK(sc_param_int_or(SC_PARAM_ONESHOT_MAX_BYTES, (long long)view->ops->oneshot_max_bytes,
@@ -194,6 +194,7 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_LL_MAX_BYTES=%lld is not between 0 (off) and 1 MiB", ll);
   SC_CHECK(sc_param_int(SC_PARAM_COLL_BLOCKS, &blocks, NULL));
+  SC_CHECK(sc_param_int(SC_PARAM_COLL_MAX_BLOCKS, &max_blocks, NULL));
   SC_CHECK(sc_param_int(SC_PARAM_COLL_EARLY_START, &early, NULL));
   if (early != 0 && early != 1)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
@@ -207,6 +208,10 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
                     "SYMCOMM_COLL_BLOCKS=%lld: use 0 (chosen by size) or 1 to %d", blocks,
                     SC_COLL_MAX_BLOCKS);
+  if (max_blocks < 0 || max_blocks > SC_COLL_MAX_BLOCKS)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_COLL,
+                    "SYMCOMM_COLL_MAX_BLOCKS=%lld: use 0 (up to %d) or 1 to %d", max_blocks,
+                    SC_COLL_MAX_BLOCKS, SC_COLL_MAX_BLOCKS);
   SC_CHECK(sc_coll_agree(view, scratch, ll, (scratch_set ? 1 : 0) | (ll_set ? 2 : 0)));
   sc_coll_t *c = calloc(1, sizeof(*c));
   if (c == NULL)
@@ -215,6 +220,7 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   c->area = (size_t)scratch / 4 / 64 * 64;
   c->oneshot_max = (size_t)oneshot;
   c->blocks = (uint32_t)blocks;
+  c->max_blocks = max_blocks > 0 ? (uint32_t)max_blocks : SC_COLL_MAX_BLOCKS;
   c->early_start = early == 1;
   c->ll_max = view->nranks <= SC_LL_MAX_RANKS ? (size_t)ll / SC_LL_LINE_DATA * SC_LL_LINE_DATA : 0;
   c->ll_offset = (4 * c->area + sizeof(sc_coll_sync_t) + 63) / 64 * 64;

@@ -8,23 +8,24 @@
 #include <string.h>
 
 /* Blocks for a call moving `bytes` in all: SYMCOMM_COLL_BLOCKS, else the
- * backend's rule. Every rank decides alike (the tag carries it). */
+ * backend's rule up to SYMCOMM_COLL_MAX_BLOCKS. Every rank decides alike
+ * (the tag carries it). */
 static uint32_t sc_coll_blocks(const sc_coll_t *c, size_t bytes) {
   if (c->blocks > 0)
     return c->blocks;
   uint32_t b = c->view->ops->coll_blocks(bytes);
-  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : b;
+  return b < 1 ? 1 : b > c->max_blocks ? c->max_blocks : b;
 }
 
 #define SC_COLL_PAIR_WINDOWS_MIN ((size_t)8 << 20)
 
 /* LL: SYMCOMM_COLL_BLOCKS, else the backend's rule for `one` bytes pushed
- * to each peer. */
+ * to each peer, up to SYMCOMM_COLL_MAX_BLOCKS. */
 static uint32_t sc_coll_ll_blocks(const sc_coll_t *c, size_t one) {
   if (c->blocks > 0)
     return c->blocks;
   uint32_t b = c->view->ops->ll_blocks(one, c->view->nranks);
-  return b < 1 ? 1 : b > SC_COLL_MAX_BLOCKS ? SC_COLL_MAX_BLOCKS : b;
+  return b < 1 ? 1 : b > c->max_blocks ? c->max_blocks : b;
 }
 
 /* LL while the pushed lines fit (they are twice the data) and are few; then

@@ -13,6 +13,7 @@ struct sc_coll {
   size_t ll_max;         /* SYMCOMM_LL_MAX_BYTES, 0 where the LL protocol is off */
   size_t ll_offset;      /* of this rank's LL region in the scratch window */
   uint32_t blocks;       /* SYMCOMM_COLL_BLOCKS: 0 = chosen by size */
+  uint32_t max_blocks;   /* SYMCOMM_COLL_MAX_BLOCKS, or SC_COLL_MAX_BLOCKS: caps those chosen by size */
   bool early_start;      /* SYMCOMM_COLL_EARLY_START */
   sc_coll_algo_t forced[SC_COLL_KIND_COUNT];
   /* The block count last logged at INFO for each kind and algorithm (0: none

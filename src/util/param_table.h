@@ -80,6 +80,8 @@ SC_PARAM(COLL_EARLY_START, "SYMCOMM_COLL_EARLY_START", INT, "1",
          "1: on GPUs, an LL collective's kernel may start before the kernel ahead of it on the stream has ended (Hopper's programmatic dependent launch): it reads its fixed arguments meanwhile and waits for that kernel before anything else, and once past its own waits it lets a kernel after it that was launched so start (which must wait for it before reading its output); 0: each starts once the one before it ended")
 SC_PARAM(COLL_BLOCKS, "SYMCOMM_COLL_BLOCKS", INT, "0",
          "blocks each collective runs in (each takes a slice of every chunk and meets only its namesakes on the other ranks): 0 = chosen by size, 1 to 128 forces that many; the same on every rank")
+SC_PARAM(COLL_MAX_BLOCKS, "SYMCOMM_COLL_MAX_BLOCKS", INT, "0",
+         "at most this many blocks (on GPUs one SM each) for a collective whose blocks are chosen by size, leaving the other SMs to work beside it (a GEMM); 0 = up to 128; the same on every rank; SYMCOMM_COLL_BLOCKS overrides it")
 SC_PARAM(ALGO, "SYMCOMM_ALGO", STRING, NULL,
          "force algorithms, e.g. allreduce=twoshot,broadcast=split (allreduce: ll, oneshot or twoshot; allgather, reducescatter, alltoall: ll or direct; broadcast: ll, direct or split; reduce: oneshot or split; ll only where the call fits SYMCOMM_LL_MAX_BYTES; collectives within a host: across hosts each collective has its own steps)")
 SC_PARAM(CHECK, "SYMCOMM_CHECK", INT, "0",

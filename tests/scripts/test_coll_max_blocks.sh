@@ -25,6 +25,13 @@ for cap in "" 2; do
   [ -n "$most" ] || fail "no choices logged with cap '$cap'"
   if [ -z "$cap" ]; then
     [ "$most" -gt 2 ] || fail "unset, no size ran on more than 2 blocks (most $most): the sweep does not test the cap"
+    # The lines give what ran: the simulated backend's rules, a block per 8 KiB
+    # of LL (up to 8), a block per MiB of two-shot.
+    for want in "32768 bytes on 3 ranks (FULLY_CONNECTED): ll, 4 blocks" \
+      "2097152 bytes on 3 ranks (FULLY_CONNECTED): twoshot, 2 blocks"; do
+      grep -q "COLL allreduce of $want\$" "$tmp/log.0" ||
+        fail "rank 0 did not log 'allreduce of $want': $(grep "COLL allreduce of" "$tmp/log.0" | tail -4)"
+    done
   else
     [ "$most" -eq "$cap" ] || fail "with SYMCOMM_COLL_MAX_BLOCKS=$cap the most blocks logged were $most"
   fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SYMCOMM_COLL_MAX_BLOCKS: all-reduces from 8 B to 4 MiB on 3 ranks (LL and
+# SYMCOMM_COLL_MAX_BLOCKS: all-reduces from 8 B to 8 MiB on 3 ranks (LL and
 # two-shot, every result checked by symcomm-perf) run on at most that many
 # blocks, as the INFO lines of the choices say, and reach it; unset, some run
 # on more (so the sizes test the cap). A rank alone with another cap fails
@@ -10,7 +10,7 @@ B=${B:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-sweep=(-o allreduce -b 8 -e 4M -f 4 -n 2 -w 1 -c 1)
+sweep=(-o allreduce -b 8 -e 8M -f 4 -n 2 -w 1 -c 1)
 
 # blocks_of LOGPREFIX: the block counts rank 0 logged, one a line.
 blocks_of() { grep -o "COLL allreduce of .*, [0-9]* blocks\?" "$1.0" | awk '{print $(NF-1)}'; }
@@ -26,9 +26,9 @@ for cap in "" 2; do
   if [ -z "$cap" ]; then
     [ "$most" -gt 2 ] || fail "unset, no size ran on more than 2 blocks (most $most): the sweep does not test the cap"
     # The lines give what ran: the simulated backend's rules, a block per 8 KiB
-    # of LL (up to 8), a block per MiB of two-shot.
+    # of LL (up to 8), a block per MiB of two-shot (above the cap both).
     for want in "32768 bytes on 3 ranks (FULLY_CONNECTED): ll, 4 blocks" \
-      "2097152 bytes on 3 ranks (FULLY_CONNECTED): twoshot, 2 blocks"; do
+      "8388608 bytes on 3 ranks (FULLY_CONNECTED): twoshot, 8 blocks"; do
       grep -q "COLL allreduce of $want\$" "$tmp/log.0" ||
         fail "rank 0 did not log 'allreduce of $want': $(grep "COLL allreduce of" "$tmp/log.0" | tail -4)"
     done

@@ -91,8 +91,10 @@ symcomm_result_t symcomm_allreduce(const void *s, void *r, size_t count, symcomm
   allreduce_fn real = (allreduce_fn)dlsym(RTLD_NEXT, "symcomm_allreduce");
   int rank = -1;
   symcomm_comm_rank(comm, &rank);
-  if (rank == 1 && count >= 4 && s != r)
+  if (rank == 1 && count >= 4 && s != r) { /* the first and the last element */
     ((unsigned char *)s)[0] ^= 0x40;
+    ((unsigned char *)s)[count * 4 - 1] ^= 0x40;
+  }
   return real(s, r, count, t, op, comm, st);
 }
 EOF
@@ -103,6 +105,15 @@ EOF
   grep -q "^# Out of bounds values : [1-9][0-9]* FAILED" "$tmp/flip.txt" ||
     fail "a wrong element was not counted: $(cat "$tmp/flip.txt")"
   echo "ok: a flipped input bit is counted and exits 1"
+  # The same with the data made and compared by 3 threads a rank (1 MiB: split
+  # into pieces): exactly the 2 flipped elements on each of the 2 ranks.
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" LD_PRELOAD="$tmp/flip.so" \
+    "$run" -n 2 --timeout 60 -- "$perf" -b 1M -e 1M --check-threads 3 >"$tmp/flip3.txt" 2>&1
+  rc=$?
+  [ $rc -eq 1 ] || fail "--check-threads 3, wrong elements: exit $rc, expected 1: $(tail -5 "$tmp/flip3.txt")"
+  awk '$1 == 1048576 && $9 == 4 && $13 == 0 {ok = 1} END {exit !ok}' "$tmp/flip3.txt" ||
+    fail "--check-threads 3: expected 4 wrong out of place, 0 in place: $(grep '^ ' "$tmp/flip3.txt")"
+  echo "ok: with 3 threads a rank, the 2 flipped elements of 1 MiB are counted on each rank"
 else
   fail "cannot build the wrong-result wrapper with cc"
 fi

@@ -11,10 +11,61 @@
  * bfloat16 in float, then rounded once to nearest even). Operations that only
  * move data get random bit patterns (NaNs included), which catches a byte out
  * of place better than small integers do. Results compare bit for bit. */
+#include <pthread.h>
 #include <string.h>
 
 #include "../common/float16.h"
 #include "perf.h"
+
+/* Threads that fill and compare the large buffers (perf_data_set_threads):
+ * at 1 GiB one thread spends seconds a size making inputs and the expected
+ * result, which made a run to 1 GiB take minutes on a GPU host. */
+static int data_threads = 1;
+/* Below this many elements one thread does it. */
+#define DATA_SPLIT_MIN (64u << 10)
+#define DATA_MAX_THREADS 64
+
+void perf_data_set_threads(int threads) {
+  data_threads = threads < 1 ? 1 : threads > DATA_MAX_THREADS ? DATA_MAX_THREADS : threads;
+}
+
+typedef struct data_piece {
+  size_t (*fn)(const void *args, size_t lo, size_t hi);
+  const void *args;
+  size_t lo, hi, result;
+} data_piece_t;
+
+static void *data_piece_run(void *p) {
+  data_piece_t *piece = p;
+  piece->result = piece->fn(piece->args, piece->lo, piece->hi);
+  return NULL;
+}
+
+/* fn over [0, n) in data_threads pieces at once; the sum of what they return.
+ * A thread that cannot start leaves its piece to this one. */
+static size_t data_split(size_t n, size_t (*fn)(const void *args, size_t lo, size_t hi),
+                         const void *args) {
+  int t = n >= DATA_SPLIT_MIN ? data_threads : 1;
+  if (t <= 1)
+    return fn(args, 0, n);
+  data_piece_t pieces[DATA_MAX_THREADS];
+  pthread_t threads[DATA_MAX_THREADS];
+  int started[DATA_MAX_THREADS] = {0};
+  for (int i = 0; i < t; i++)
+    pieces[i] = (data_piece_t){fn, args, n * (size_t)i / (size_t)t, n * (size_t)(i + 1) / (size_t)t, 0};
+  for (int i = 1; i < t; i++)
+    started[i] = pthread_create(&threads[i], NULL, data_piece_run, &pieces[i]) == 0;
+  data_piece_run(&pieces[0]);
+  size_t sum = pieces[0].result;
+  for (int i = 1; i < t; i++) {
+    if (started[i])
+      pthread_join(threads[i], NULL);
+    else
+      data_piece_run(&pieces[i]);
+    sum += pieces[i].result;
+  }
+  return sum;
+}
 
 static uint64_t mix(uint64_t seed, int rank, size_t i) {
   uint64_t z =
@@ -89,18 +140,37 @@ static void store_int(void *buf, size_t j, symcomm_dtype_t dtype, long long v) {
   }
 }
 
-void perf_data_input(void *buf, symcomm_dtype_t dtype, int op, uint64_t seed, int rank,
-                     size_t first, size_t n, int nranks) {
-  if (op < 0) {
-    size_t elem = perf_dtype_size(dtype);
+typedef struct input_args {
+  char *buf;
+  symcomm_dtype_t dtype;
+  int op, rank, nranks;
+  uint64_t seed;
+  size_t first;
+} input_args_t;
+
+/* Elements lo .. hi-1 of perf_data_input's buffer. */
+static size_t input_range(const void *args, size_t lo, size_t hi) {
+  const input_args_t *a = args;
+  size_t elem = perf_dtype_size(a->dtype);
+  void *buf = a->buf + lo * elem;
+  size_t first = a->first + lo, n = hi - lo;
+  if (a->op < 0) {
     for (size_t j = 0; j < n; j++) {
-      uint64_t h = mix(seed, rank, first + j);
+      uint64_t h = mix(a->seed, a->rank, first + j);
       memcpy((char *)buf + j * elem, &h, elem);
     }
-    return;
+    return 0;
   }
   for (size_t j = 0; j < n; j++)
-    store_int(buf, j, dtype, small_value(dtype, (symcomm_op_t)op, seed, rank, first + j, nranks));
+    store_int(buf, j, a->dtype,
+              small_value(a->dtype, (symcomm_op_t)a->op, a->seed, a->rank, first + j, a->nranks));
+  return 0;
+}
+
+void perf_data_input(void *buf, symcomm_dtype_t dtype, int op, uint64_t seed, int rank,
+                     size_t first, size_t n, int nranks) {
+  input_args_t a = {buf, dtype, op, rank, nranks, seed, first};
+  data_split(n, input_range, &a);
 }
 
 /* SUM, PROD or AVG of integers: the wrapped sum or product, then AVG's C
@@ -160,8 +230,24 @@ static void finish_float(void *buf, size_t j, symcomm_dtype_t dtype, symcomm_op_
     ((uint16_t *)buf)[j] = bfloat16_from_float(f);
 }
 
-void perf_data_reduced(void *buf, symcomm_dtype_t dtype, symcomm_op_t op, uint64_t seed,
-                       size_t first, size_t n, int nranks) {
+typedef struct reduced_args {
+  char *buf;
+  symcomm_dtype_t dtype;
+  symcomm_op_t op;
+  uint64_t seed;
+  size_t first;
+  int nranks;
+} reduced_args_t;
+
+/* Elements lo .. hi-1 of perf_data_reduced's buffer. */
+static size_t reduced_range(const void *args, size_t lo, size_t hi) {
+  const reduced_args_t *a = args;
+  void *buf = a->buf + lo * perf_dtype_size(a->dtype);
+  symcomm_dtype_t dtype = a->dtype;
+  symcomm_op_t op = a->op;
+  uint64_t seed = a->seed;
+  size_t first = a->first + lo, n = hi - lo;
+  int nranks = a->nranks;
   int fl = is_float(dtype);
   for (size_t j = 0; j < n; j++) {
     size_t i = first + j;
@@ -189,15 +275,35 @@ void perf_data_reduced(void *buf, symcomm_dtype_t dtype, symcomm_op_t op, uint64
       finish_int(buf, j, dtype, op, acc, nranks);
     }
   }
+  return 0;
 }
 
-size_t perf_data_compare(const void *got, const void *want, size_t elem, size_t n) {
-  if (memcmp(got, want, elem * n) == 0)
+void perf_data_reduced(void *buf, symcomm_dtype_t dtype, symcomm_op_t op, uint64_t seed,
+                       size_t first, size_t n, int nranks) {
+  reduced_args_t a = {buf, dtype, op, seed, first, nranks};
+  data_split(n, reduced_range, &a);
+}
+
+typedef struct compare_args {
+  const char *got, *want;
+  size_t elem;
+} compare_args_t;
+
+static size_t compare_range(const void *args, size_t lo, size_t hi) {
+  const compare_args_t *a = args;
+  const char *got = a->got + lo * a->elem, *want = a->want + lo * a->elem;
+  size_t n = hi - lo;
+  if (memcmp(got, want, a->elem * n) == 0)
     return 0;
   size_t wrong = 0;
   for (size_t j = 0; j < n; j++)
-    wrong += memcmp((const char *)got + j * elem, (const char *)want + j * elem, elem) != 0;
+    wrong += memcmp(got + j * a->elem, want + j * a->elem, a->elem) != 0;
   return wrong;
+}
+
+size_t perf_data_compare(const void *got, const void *want, size_t elem, size_t n) {
+  compare_args_t a = {got, want, elem};
+  return data_split(n, compare_range, &a);
 }
 
 void perf_data_poison(void *buf, size_t bytes) { memset(buf, 0xa5, bytes); }

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/results_json.h"
 #include "engine.h"
@@ -35,6 +36,9 @@ static const char *const usage_lines[] = {
     "  -n, --iters N         timed iterations per size (default 20)",
     "  -w, --warmup_iters N  untimed iterations before them (default 5)",
     "  -c, --check 0|1       check every result of every size (default 1)",
+    "      --check-threads N threads of each rank that make the inputs and expected results",
+    "                        and compare (1 to 64; default: the host's cores over its ranks,",
+    "                        at most 16)",
     "  -r, --root R|all      root of reduce and broadcast; all (or -1): every rank (default 0)",
     "  -a, --average 0..3    time reported: 0 rank 0's, 1 mean over ranks, 2 fastest rank's,",
     "                        3 slowest rank's (default 3)",
@@ -65,6 +69,16 @@ static const char *const usage_lines[] = {
 static void usage(FILE *out) {
   for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
     fprintf(out, "%s\n", usage_lines[i]);
+}
+
+/* The host's cores shared by its ranks (the hosts hold the ranks evenly),
+ * at most 16: the data of a 1 GiB size is made in under a second. */
+static int default_check_threads(const perf_job_t *job) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int hosts = job->nhosts > 0 ? job->nhosts : 1;
+  int here = (job->nranks + hosts - 1) / hosts;
+  long t = cores > 0 && here > 0 ? cores / here : 1;
+  return t < 1 ? 1 : t > 16 ? 16 : (int)t;
 }
 
 /* "8", "64K", "2M", "1G" (powers of 1024), optionally with B. */
@@ -145,7 +159,7 @@ static int looks_like_rank0(void) {
   return r == NULL || strcmp(r, "0") == 0;
 }
 
-enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM, OPT_NCCL_LIB };
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM, OPT_NCCL_LIB, OPT_CHECK_THREADS };
 
 /* "-b" for an option with a letter, "--op" for one without. */
 static const char *option_name(const struct option *longopts, int c) {
@@ -182,6 +196,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"json", required_argument, NULL, OPT_JSON},
       {"command", required_argument, NULL, OPT_COMMAND},
       {"gemm", required_argument, NULL, OPT_GEMM},
+      {"check-threads", required_argument, NULL, OPT_CHECK_THREADS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -259,6 +274,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       break;
     case OPT_GEMM:
       bad = parse_int(optarg, 0, 32768, &o->gemm_n);
+      break;
+    case OPT_CHECK_THREADS:
+      bad = parse_int(optarg, 1, 64, &o->check_threads);
       break;
     case OPT_NCCL_LIB:
       perf_engine_nccl_library(optarg);
@@ -443,6 +461,7 @@ int main(int argc, char **argv) {
   }
   if (perf_job_init(&job) != 0)
     return PERF_EXIT_FAILED;
+  perf_data_set_threads(o.check_threads > 0 ? o.check_threads : default_check_threads(&job));
   if (o.root >= job.nranks) {
     if (job.rank == 0)
       fprintf(stderr, "symcomm-perf: root %d is not a rank of this %d-rank job\n", o.root,

@@ -47,6 +47,7 @@ typedef struct perf_options {
   int registered;  /* -R 1: buffers in windows */
   int graph_launches; /* -G N: timed iterations captured in a CUDA graph launched N times */
   int gemm_n;         /* --gemm N: an N x N bf16 GEMM beside the collectives; 0: none */
+  int check_threads;  /* --check-threads N: threads that make and compare the data; 0: by cores */
   int root;        /* -1: every rank in turn */
   unsigned ops;    /* bit per perf_op_t */
   unsigned dtypes; /* bit per symcomm_dtype_t */
@@ -131,6 +132,8 @@ void perf_data_reduced(void *buf, symcomm_dtype_t dtype, symcomm_op_t op, uint64
                        size_t first, size_t n, int nranks);
 /* Elements that differ bit for bit. */
 size_t perf_data_compare(const void *got, const void *want, size_t elem, size_t n);
+/* Threads each of the three above may use on a large buffer (1 to 64). */
+void perf_data_set_threads(int threads);
 /* A pattern no operation here produces by chance (0xA5 bytes). */
 void perf_data_poison(void *buf, size_t bytes);
 size_t perf_dtype_size(symcomm_dtype_t dtype);

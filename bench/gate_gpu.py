@@ -2,109 +2,165 @@
 """Issue 9's verdict: symcomm against NCCL 2.28 on the GPUs of one host, from the
 folder that `bash bench/run_gpu.sh --gate` filled.
 
-    python3 bench/gate_gpu.py DIR                 # the targets' table, the SMs, the verdict
-    python3 bench/gate_gpu.py --min-runs 1 DIR    # accept single runs (not a gate verdict)
+    python3 bench/gate_gpu.py DIR                      # the targets, the SMs, the verdict
+    python3 bench/gate_gpu.py --range 8-64M DIR        # a sweep that stopped at 64 MiB
 
-Reads every *.json of DIR (bench/RESULTS_FORMAT.md; symcomm-perf writes
-`registered` and `cudagraph`), takes the median over runs of each (engine, ranks,
--R, op, size), and compares symcomm with windows (-R 1) against the better of NCCL
-plain (-R 0) and NCCL on registered windows (-R 1) at each size, as the issue asks;
-all-reduce with ordinary buffers (-R 0) against NCCL plain. Rows without a CUDA
-graph (cudagraph 0) count only when DIR has no graph rows (the simulated backend).
-The SMs each collective occupies come from the logs of symcomm's runs (DIR/logs/,
+Reads every *.json of DIR (bench/RESULTS_FORMAT.md; symcomm-perf's files say their
+-R and -G), keeps the out-of-place float32 rows (sum; root 0), and takes the median
+over runs of each (engine, ranks, -R, op, size). symcomm on windows (-R 1) is held to
+the better of NCCL plain (-R 0) and NCCL on registered windows (-R 1) at each size,
+as the issue asks, so both NCCL runs must be there; all-reduce on ordinary buffers
+(symcomm -R 0) to NCCL plain. An "every size" target needs every size of the sweep
+(--range, doubling) measured by every engine it compares. Only CUDA-graph rows
+(-G 1) count, unless --allow-no-graph (the simulated backend has no graphs). The
+SMs each collective occupies come from the logs of symcomm's runs (DIR/logs/,
 SYMCOMM_DEBUG=INFO: "allreduce of N bytes on R ranks (CLASS): ALGO, B blocks").
 
-Exit status: 0 every target holds; 1 some target misses; 2 a target could not be
-judged (rows missing, fewer runs than --min-runs, wrong elements, unreadable files).
-Standard library only.
+A folder that cannot be judged says why: a run that failed (run_gpu.sh leaves
+NAME.failed), rows with wrong or unchecked elements (in place too), a time that is
+not positive, two machines, a file read twice, fewer runs than --min-runs, sizes or
+NCCL runs missing. Exit status: 0 every target holds (with at least 3 runs); 1 some
+target misses; 2 not judged (the reasons above, or --min-runs below 3). Standard
+library only.
 """
 
 import argparse
 import glob
+import hashlib
 import json
+import math
 import os
 import re
 import signal
 import statistics
 import sys
 
+from compare import parse_size, size_text  # bench/compare.py, beside this file
+
 TIME, BUSBW = "time_us", "busbw_gbs"
-GATE_OPS4 = ("allgather", "reducescatter", "alltoall")
-GATE_OPS2 = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
+GATE_RUNS = 3
+OPS_NP = ("allgather", "reducescatter", "alltoall")
+OPS_PAIR = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
+BLOCKWISE = ("allgather", "reducescatter", "alltoall")
+REDUCING = ("allreduce", "reduce", "reducescatter")
 
 
-def size_text(n):
-    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
+def parse_range(text):
+    lo, sep, hi = text.partition("-")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"--range takes MIN-MAX, not '{text}'")
+    lo, hi = parse_size(lo), parse_size(hi)
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"--range {text}: need 1 <= MIN <= MAX")
+    return lo, hi
+
+
+def sweep_sizes(lo, hi, op, nranks):
+    """The sizes symcomm-perf measures from lo to hi, doubling, for float32 (a size
+    left with no whole element, or for the block operations no element a rank, is
+    skipped)."""
+    out, b = [], lo
+    while b <= hi:
+        least = 4 * nranks if op in BLOCKWISE else 4
+        if b >= least and b % least == 0:
+            out.append(b)
+        b *= 2
+    return out
 
 
 class Rows:
-    """Samples of out-of-place rows: (engine, nranks, registered, op, bytes) -> field -> values."""
+    """Samples of the judged rows: (engine, nranks, registered, op, bytes) -> field -> values."""
 
-    def __init__(self):
+    def __init__(self, allow_no_graph):
+        self.allow_no_graph = allow_no_graph
         self.samples = {}
-        self.files = {}  # (engine, nranks, registered, op) -> files that hold the op
         self.machines, self.dates, self.commands = set(), set(), set()
-        self.problems = []  # sentences: what makes a verdict impossible
-        self.graph_rows = False
+        self.problems = []  # sentences: each makes the verdict "not judged"
+        self.notes = []
+        self.seen = {}  # content hash -> file
 
     def load(self, folder):
-        docs = []
+        if not os.path.isdir(folder):
+            self.problems.append(f"{folder} is not a folder")
+            return
+        for path in sorted(glob.glob(os.path.join(folder, "*.failed"))):
+            self.problems.append(f"a run failed: {os.path.basename(path)[:-len('.failed')]} (see its .txt)")
         for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
             try:
-                with open(path, encoding="utf-8") as f:
-                    docs.append((path, json.load(f)))
-            except (OSError, ValueError) as e:
-                self.problems.append(f"cannot read {path}: {e}")
-        self.graph_rows = any(d.get("cudagraph", 0) > 0 for _, d in docs)
-        for path, doc in docs:
-            if doc.get("tool") != "symcomm-perf" or "registered" not in doc:
-                continue
-            if self.graph_rows and doc.get("cudagraph", 0) <= 0:
-                continue
-            self.add(path, doc)
+                with open(path, "rb") as f:
+                    raw = f.read()
+                doc = json.loads(raw)
+                digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+                if digest in self.seen:
+                    self.problems.append(f"{path} is the same file as {self.seen[digest]}: one run read twice")
+                    continue
+                self.seen[digest] = path
+                self.add(path, doc)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+                self.problems.append(f"cannot read {path}: {type(e).__name__}: {e}")
+        if len(self.machines) > 1:
+            self.problems.append("rows from more than one machine: " + "; ".join(sorted(self.machines)))
 
     def add(self, path, doc):
-        engine, nranks, reg = doc.get("engine"), int(doc.get("nranks", 0)), int(doc["registered"])
-        if any("gemm_n" in r for r in doc.get("rows", [])):
+        if not isinstance(doc, dict):
+            raise TypeError("not a JSON object")
+        if doc.get("tool") != "symcomm-perf":
+            self.notes.append(f"{os.path.basename(path)}: not symcomm-perf's ({doc.get('tool')}): left out")
+            return
+        rows = doc["rows"]
+        if not isinstance(rows, list):
+            raise TypeError("rows is not a list")
+        # Every row of the file counts for correctness, judged or not.
+        for r in rows:
+            wrong = int(r["wrong"])
+            what = f"{path}: {r['op']} {r['dtype']} {size_text(int(r['bytes']))}" + (" in place" if r.get("inplace") else "")
+            if wrong == -1:  # in place some are never checked (sendrecv, all-to-all)
+                if not r.get("inplace"):
+                    self.problems.append(f"{what}: not checked (-c 0)")
+            elif wrong != 0:
+                self.problems.append(f"{what}: {wrong} wrong elements")
+            t = float(r["time_us"])
+            if not (t > 0 and math.isfinite(t)):
+                self.problems.append(f"{what}: time {r['time_us']}")
+        graph = int(doc["cudagraph"])
+        if (graph != 1 and not self.allow_no_graph) or (graph != 0 and self.allow_no_graph):
+            self.notes.append(f"{os.path.basename(path)}: -G {graph}: left out "
+                              f"(the gate takes {'-G 0 (--allow-no-graph)' if self.allow_no_graph else '-G 1'})")
+            return
+        engine, nranks, reg = str(doc["engine"]), int(doc["nranks"]), int(doc["registered"])
+        gemm = any("gemm_n" in r for r in rows)
+        if gemm:
             engine += "+gemm"  # timed beside a GEMM: not the plain comparison's rows
-        self.machines.add(doc.get("machine", "?"))
-        self.dates.add(doc.get("date", "?")[:10])
-        self.commands.add(re.sub(r"--json \S+", "--json FILE", doc.get("command", "?")))
-        for r in doc.get("rows", []):
-            if r.get("inplace", False) or r.get("dtype") != "float32" or r.get("redop") not in ("sum", "none"):
+        self.machines.add(str(doc.get("machine", "?")))
+        self.dates.add(str(doc.get("date") or "?")[:10])
+        self.commands.add(re.sub(r"--json \S+", "--json FILE", str(doc.get("command", "?"))))
+        for r in rows:
+            if r.get("inplace") or r["dtype"] != "float32":
                 continue
-            if r.get("op") in ("reduce", "broadcast") and r.get("root", 0) != 0:
+            if r["op"] in REDUCING and r["redop"] != "sum":
                 continue
-            if r.get("wrong", 0) not in (0, -1):
-                self.problems.append(f"{path}: {r['op']} {size_text(int(r['bytes']))}: {r['wrong']} wrong elements")
+            if r["op"] in ("reduce", "broadcast") and int(r["root"]) != 0:
+                continue
             key = (engine, nranks, reg, r["op"], int(r["bytes"]))
             s = self.samples.setdefault(key, {})
             for field in (TIME, BUSBW, "gemm_slowdown", "busbw_together_gbs", "gemm_n"):
                 if field in r:
                     s.setdefault(field, []).append(float(r[field]))
-            self.files.setdefault(key[:4], set()).add(path)
 
     def median(self, engine, nranks, reg, op, nbytes, field):
         v = self.samples.get((engine, nranks, reg, op, nbytes), {}).get(field)
         return (statistics.median(v), len(v)) if v else (None, 0)
 
-    def sizes(self, engine, nranks, reg, op):
-        return sorted(k[4] for k in self.samples if k[:4] == (engine, nranks, reg, op))
-
     def nccl_best(self, nranks, op, nbytes, field):
-        """The better of NCCL plain and NCCL -R 1: (value, runs, which)."""
-        best = (None, 0, "")
+        """The better of NCCL plain and NCCL -R 1: (value, runs, which), or (None, 0, what is missing)."""
+        got = []
         for reg, name in ((0, "plain"), (1, "-R 1")):
             v, n = self.median("nccl", nranks, reg, op, nbytes, field)
             if v is None:
-                continue
-            better = best[0] is None or (v < best[0] if field == TIME else v > best[0])
-            if better:
-                best = (v, n, name)
-        return best
+                return None, 0, f"no NCCL {name} rows"
+            got.append((v, n, name))
+        best = min(got, key=lambda g: g[0]) if field == TIME else max(got, key=lambda g: g[0])
+        return best[0], min(g[1] for g in got), best[2]
 
 
 class Verdict:
@@ -114,28 +170,30 @@ class Verdict:
         self.missed = 0
         self.unjudged = 0
 
+    def not_judged(self, what, why, limit_text):
+        self.unjudged += 1
+        self.lines.append(f"| {what} | — | — | — | {limit_text} | NOT JUDGED: {why} |")
+
     def row(self, what, mine, runs_mine, peer, runs_peer, peer_name, unit, ratio_max=None, ratio_min=None):
-        if mine is None or peer is None or peer <= 0:
-            self.unjudged += 1
-            self.lines.append(f"| {what} | {fmt(mine, unit)} | {fmt(peer, unit)} | — | {bound(ratio_max, ratio_min)} "
-                              f"| NOT JUDGED: {'no symcomm rows' if mine is None else 'no NCCL rows'} |")
-            return
+        limit_text = bound(ratio_max, ratio_min)
+        if mine is None:
+            return self.not_judged(what, "no symcomm rows", limit_text)
+        if peer is None or peer <= 0:
+            return self.not_judged(what, peer_name or "no NCCL rows", limit_text)
         ratio = mine / peer
         ok = (ratio_max is None or ratio <= ratio_max) and (ratio_min is None or ratio >= ratio_min)
-        if min(runs_mine, runs_peer) < self.min_runs:
-            verdict = f"NOT JUDGED: {min(runs_mine, runs_peer)} run(s), {self.min_runs} needed"
+        runs = min(runs_mine, runs_peer)
+        if runs < self.min_runs:
+            verdict = f"NOT JUDGED: {runs} run(s), {self.min_runs} needed"
             self.unjudged += 1
         else:
             verdict = "holds" if ok else "MISSES"
             self.missed += 0 if ok else 1
         peer_text = fmt(peer, unit) + (f" ({peer_name})" if peer_name else "")
-        self.lines.append(f"| {what} | {fmt(mine, unit)} | {peer_text} | {ratio:.2f} | {bound(ratio_max, ratio_min)} "
-                          f"| {verdict} |")
+        self.lines.append(f"| {what} | {fmt(mine, unit)} | {peer_text} | {ratio:.2f} | {limit_text} | {verdict} |")
 
 
 def fmt(v, unit):
-    if v is None:
-        return "—"
     return f"{v:.2f} {unit}" if v < 100 else f"{v:.1f} {unit}"
 
 
@@ -143,26 +201,26 @@ def bound(ratio_max, ratio_min):
     return f"≤ {ratio_max:g}" if ratio_max is not None else f"≥ {ratio_min:g}"
 
 
-def point(v, rows, nranks, op, nbytes, field, what, ratio_max=None, ratio_min=None, mine_reg=1):
-    mine, n_mine = rows.median("symcomm", nranks, mine_reg, op, nbytes, field)
+def point(v, rows, nranks, op, nbytes, field, what, ratio_max=None, ratio_min=None):
+    mine, n_mine = rows.median("symcomm", nranks, 1, op, nbytes, field)
     peer, n_peer, name = rows.nccl_best(nranks, op, nbytes, field)
-    unit = "µs" if field == TIME else "GB/s"
-    v.row(what, mine, n_mine, peer, n_peer, name, unit, ratio_max, ratio_min)
+    v.row(what, mine, n_mine, peer, n_peer, name, "µs" if field == TIME else "GB/s", ratio_max, ratio_min)
 
 
-def every_size(v, rows, nranks, op, limit, what, mine_reg=1, peer_plain_only=False):
-    """One verdict row for all sizes: the worst time ratio and the sizes over the limit."""
-    sizes = rows.sizes("symcomm", nranks, mine_reg, op)
-    worst, over, runs, compared = None, [], [], 0
+def every_size(v, rows, sweep, nranks, op, limit, what, mine_reg=1, peer_plain_only=False):
+    """One verdict row for the whole sweep: the worst time ratio and the sizes over the limit."""
+    sizes = sweep_sizes(sweep[0], sweep[1], op, nranks)
+    worst, over, missing, runs = None, [], [], []
     for b in sizes:
         mine, n_mine = rows.median("symcomm", nranks, mine_reg, op, b, TIME)
         if peer_plain_only:
             peer, n_peer = rows.median("nccl", nranks, 0, op, b, TIME)
+            why = "no NCCL plain rows"
         else:
-            peer, n_peer, _ = rows.nccl_best(nranks, op, b, TIME)
-        if peer is None or peer <= 0:
+            peer, n_peer, why = rows.nccl_best(nranks, op, b, TIME)
+        if mine is None or peer is None:
+            missing.append(f"{size_text(b)} ({'no symcomm rows' if mine is None else why})")
             continue
-        compared += 1
         ratio = mine / peer
         runs.append(min(n_mine, n_peer))
         if worst is None or ratio > worst[0]:
@@ -170,33 +228,40 @@ def every_size(v, rows, nranks, op, limit, what, mine_reg=1, peer_plain_only=Fal
         if ratio > limit:
             over.append(f"{size_text(b)} {ratio:.2f}")
     peer_text = "NCCL plain" if peer_plain_only else "NCCL's best"
-    if compared == 0:
+    span = f"{len(sizes)} sizes, {size_text(sizes[0])}–{size_text(sizes[-1])}" if sizes else "no sizes"
+    if not sizes or missing:
         v.unjudged += 1
-        v.lines.append(f"| {what} | — | — | — | ≤ {limit:g} | NOT JUDGED: no sizes measured by both |")
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        v.lines.append(f"| {what} | {span} | {peer_text} | — | ≤ {limit:g} | NOT JUDGED: "
+                       f"{'no sizes in the range' if not sizes else 'missing ' + shown} |")
         return
     if min(runs) < v.min_runs:
         verdict = f"NOT JUDGED: {min(runs)} run(s), {v.min_runs} needed"
         v.unjudged += 1
     elif over:
-        verdict = f"MISSES at {len(over)} of {compared} sizes: " + ", ".join(over[:8]) + (" …" if len(over) > 8 else "")
+        verdict = f"MISSES at {len(over)} of {len(sizes)} sizes: " + ", ".join(over[:8]) + (" …" if len(over) > 8 else "")
         v.missed += 1
     else:
-        verdict = f"holds at all {compared} sizes"
-    v.lines.append(f"| {what} | {compared} sizes, {size_text(sizes[0])}–{size_text(sizes[-1])} | {peer_text} "
-                   f"| worst {worst[0]:.2f} ({size_text(worst[1])}) | ≤ {limit:g} | {verdict} |")
+        verdict = f"holds at all {len(sizes)} sizes"
+    v.lines.append(f"| {what} | {span} | {peer_text} | worst {worst[0]:.2f} ({size_text(worst[1])}) | ≤ {limit:g} "
+                   f"| {verdict} |")
 
 
-def gemm_rows(v, rows, nranks):
+def gemm_rows(v, rows, nranks, gemm_n):
     """The GEMM beside 64 MiB all-reduces: its slowdown, and the all-reduce's busbw beside it."""
     nbytes = 64 << 20
-    mine_reg = next((reg for reg in (1, 0) if rows.median("symcomm+gemm", nranks, reg, "allreduce", nbytes,
-                                                          "gemm_slowdown")[0] is not None), 1)
     for field, what, unit, lower_better in (("gemm_slowdown", "GEMM slowdown beside 64 MiB all-reduces", "x", True),
                                             ("busbw_together_gbs", "64 MiB all-reduce busbw beside the GEMM",
                                              "GB/s", False)):
-        mine, n_mine = rows.median("symcomm+gemm", nranks, mine_reg, "allreduce", nbytes, field)
+        label = f"{what}, {nranks} GPUs (symcomm -R 1, NCCL plain)"
+        limit_text = "≤ 1" if lower_better else "≥ 1"
+        sizes = {e: rows.median(e, nranks, reg, "allreduce", nbytes, "gemm_n")[0]
+                 for e, reg in (("symcomm+gemm", 1), ("nccl+gemm", 0))}
+        if any(n is not None and n != gemm_n for n in sizes.values()):
+            v.not_judged(label, f"the GEMM was not {gemm_n} x {gemm_n} ({sizes})", limit_text)
+            continue
+        mine, n_mine = rows.median("symcomm+gemm", nranks, 1, "allreduce", nbytes, field)
         peer, n_peer = rows.median("nccl+gemm", nranks, 0, "allreduce", nbytes, field)
-        label = f"{what}, {nranks} GPUs (symcomm {'-R 1' if mine_reg else 'plain'}, NCCL plain)"
         if lower_better:
             v.row(label, mine, n_mine, peer, n_peer, "", unit, ratio_max=1.0)
         else:
@@ -211,24 +276,26 @@ def measured_sizes(json_path):
     try:
         with open(json_path, encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, ValueError):
+        sizes = {}
+        for r in doc.get("rows", []):
+            sizes.setdefault(r.get("op"), set()).add(int(r.get("bytes", 0)))
+        return {op: sorted(v) for op, v in sizes.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
         return {}
-    sizes = {}
-    for r in doc.get("rows", []):
-        sizes.setdefault(r.get("op"), set()).add(int(r.get("bytes", 0)))
-    return {op: sorted(v) for op, v in sizes.items()}
 
 
 def sm_report(folder):
-    """Per rank count, operation and -R: the size classes and the blocks (SMs) each ran on.
+    """Per rank count, operation and -R: the size classes and the blocks each ran on.
 
     A log says a choice when it changes, at the call's size (all-reduce: the
-    buffer; the others: what all ranks hold, as symcomm-perf counts them). The
-    benchmark's own small calls (its time and check bookkeeping) log too: a line
-    counts for the smallest measured size at or above it, and only for the
-    operations the run measured."""
-    classes = {}  # (nranks, registered, op) -> {bytes: (algo, blocks)}
-    for path in sorted(glob.glob(os.path.join(folder, "logs", "symcomm-*.log.0"))):
+    buffer; the others: what all ranks hold, as symcomm-perf counts them); a
+    size's out-of-place and in-place calls may choose differently (both are
+    listed). The benchmark's own small calls (its time and check bookkeeping)
+    log too: a line counts for the smallest measured size at or above it, and
+    only for the operations the run measured. The GEMM runs (one size) are left
+    out."""
+    classes = {}  # (nranks, registered, op) -> {bytes: [(algo, blocks), ...]}
+    for path in sorted(glob.glob(os.path.join(folder, "logs", "symcomm-np*.log.0"))):
         name = os.path.basename(path)[:-len(".log.0")]
         m = re.search(r"-R(\d)", name)
         reg = int(m.group(1)) if m else -1
@@ -238,18 +305,20 @@ def sm_report(folder):
                 m = LOG_LINE.search(line)
                 if not m or m.group(1) not in measured:
                     continue
-                op, nbytes, nranks, algo, blocks = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4), int(m.group(5))
+                op, nbytes, nranks = m.group(1), int(m.group(2)), int(m.group(3))
                 at = next((b for b in measured[op] if b >= nbytes), None)
                 if at is not None:
-                    classes.setdefault((nranks, reg, op), {})[at] = (algo, blocks)
+                    seen = classes.setdefault((nranks, reg, op), {}).setdefault(at, [])
+                    if (m.group(4), int(m.group(5))) not in seen:
+                        seen.append((m.group(4), int(m.group(5))))
     out = []
     for (nranks, reg, op), seen in sorted(classes.items()):
         parts, last = [], None
         for nbytes in sorted(seen):
-            if seen[nbytes] != last:
-                parts.append(f"from {size_text(nbytes)}: {seen[nbytes][0]}, {seen[nbytes][1]} SM"
-                             + ("s" if seen[nbytes][1] != 1 else ""))
-                last = seen[nbytes]
+            text = " / ".join(f"{a}, {b} block{'s' if b != 1 else ''}" for a, b in seen[nbytes])
+            if text != last:
+                parts.append(f"from {size_text(nbytes)}: {text}")
+                last = text
         out.append(f"| {op} | {nranks} | {'-R ' + str(reg) if reg >= 0 else '?'} | " + "; ".join(parts) + " |")
     return out
 
@@ -258,40 +327,48 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", help="the folder bench/run_gpu.sh --gate wrote")
-    ap.add_argument("--min-runs", type=int, default=3, help="runs each median needs (default 3)")
+    ap.add_argument("--min-runs", type=int, default=GATE_RUNS,
+                    help=f"runs each median needs (default {GATE_RUNS}; below {GATE_RUNS} never a pass)")
+    ap.add_argument("--range", type=parse_range, default=(8, 1 << 30),
+                    help="the sweep's sizes, MIN-MAX doubling (default 8-1G)")
+    ap.add_argument("--np", type=int, default=4, help="the GPUs of the gate's main part (default 4)")
+    ap.add_argument("--gemm", type=int, default=8192, help="the GEMM's size (default 8192)")
+    ap.add_argument("--allow-no-graph", action="store_true",
+                    help="judge rows without CUDA graphs (-G 0) instead: the simulated backend")
     args = ap.parse_args()
+    if args.min_runs < 1:
+        ap.error("--min-runs must be 1 or more")
 
-    rows = Rows()
+    rows = Rows(args.allow_no_graph)
     rows.load(args.folder)
     v = Verdict(args.min_runs)
-    g4 = "4 GPUs"
-    point(v, rows, 4, "allreduce", 8, TIME, f"all-reduce 8 B, {g4}", ratio_max=0.85)
-    point(v, rows, 4, "allreduce", 128 << 10, TIME, f"all-reduce 128 KiB, {g4}", ratio_max=0.75)
-    point(v, rows, 4, "allreduce", 2 << 20, TIME, f"all-reduce 2 MiB, {g4}", ratio_max=0.85)
-    point(v, rows, 4, "allreduce", 512 << 20, BUSBW, f"all-reduce 512 MiB busbw, {g4}", ratio_min=1.03)
+    g = f"{args.np} GPUs"
+    point(v, rows, args.np, "allreduce", 8, TIME, f"all-reduce 8 B, {g}", ratio_max=0.85)
+    point(v, rows, args.np, "allreduce", 128 << 10, TIME, f"all-reduce 128 KiB, {g}", ratio_max=0.75)
+    point(v, rows, args.np, "allreduce", 2 << 20, TIME, f"all-reduce 2 MiB, {g}", ratio_max=0.85)
+    point(v, rows, args.np, "allreduce", 512 << 20, BUSBW, f"all-reduce 512 MiB busbw, {g}", ratio_min=1.03)
     point(v, rows, 2, "sendrecv", 8, TIME, "sendrecv 8 B, 2 GPUs", ratio_max=0.67)
     point(v, rows, 2, "sendrecv", 512 << 20, BUSBW, "sendrecv 512 MiB busbw, 2 GPUs", ratio_min=1.05)
-    for op in GATE_OPS4:
-        every_size(v, rows, 4, op, 1.0, f"{op}, every size, {g4}")
-    every_size(v, rows, 4, "allreduce", 1.1, f"all-reduce plain buffers (-R 0), every size, {g4}", mine_reg=0,
-               peer_plain_only=True)
-    for op in GATE_OPS2:
-        every_size(v, rows, 2, op, 1.0, f"{op}, every size, 2 GPUs")
-    gemm_ranks = sorted({k[1] for k in rows.samples if k[0] == "symcomm+gemm"}) or [4]
-    for nranks in gemm_ranks:
-        gemm_rows(v, rows, nranks)
+    for op in OPS_NP:
+        every_size(v, rows, args.range, args.np, op, 1.0, f"{op}, every size, {g}")
+    every_size(v, rows, args.range, args.np, "allreduce", 1.1, f"all-reduce plain buffers (-R 0), every size, {g}",
+               mine_reg=0, peer_plain_only=True)
+    for op in OPS_PAIR:
+        every_size(v, rows, args.range, 2, op, 1.0, f"{op}, every size, 2 GPUs")
+    gemm_rows(v, rows, args.np, args.gemm)
 
     print(f"Machine: {'; '.join(sorted(rows.machines)) or '?'}. Date: {', '.join(sorted(rows.dates)) or '?'}.")
     print("symcomm with windows (-R 1) against the better of NCCL plain and NCCL -R 1 at each size, medians over "
-          f"runs{'' if rows.graph_rows else ' (no CUDA graph rows: the simulated backend)'}; time ratios: below 1 "
-          "symcomm is faster; busbw ratios: above 1 symcomm is faster.")
+          f"runs, out-of-place float32 rows, {'no CUDA graphs (-G 0)' if args.allow_no_graph else 'CUDA graphs (-G 1)'}"
+          "; time ratios: below 1 symcomm is faster; busbw ratios: above 1 symcomm is faster.")
     print()
     for line in v.lines:
         print(line)
-    sms = sm_report(args.folder)
+    sms = sm_report(args.folder) if os.path.isdir(args.folder) else []
     if sms:
         print()
-        print("SMs symcomm occupies (one block of 512 threads per SM; from the logs of rank 0):")
+        print("Blocks each size class of symcomm's collectives ran on (on GPUs a block is 512 threads, so at most "
+              "that many SMs; from rank 0's log):")
         print()
         print("| operation | ranks | buffers | size classes |")
         print("|---|---|---|---|")
@@ -304,14 +381,22 @@ def main():
     for cmd in sorted(rows.commands):
         print(cmd)
     print("```")
+    for n in rows.notes:
+        print(f"NOTE: {n}")
     for p in rows.problems:
         print(f"PROBLEM: {p}")
-    verdict = 2 if rows.problems or v.unjudged else 1 if v.missed else 0
+    short = args.min_runs < GATE_RUNS
+    verdict = 2 if rows.problems or v.unjudged else 1 if v.missed else 2 if short else 0
     print()
-    print(["Verdict: every target holds.",
-           f"Verdict: {v.missed} target(s) missed.",
-           f"Verdict: not judged ({v.unjudged} target(s) without enough data, {len(rows.problems)} problem(s)); "
-           f"{v.missed} missed."][verdict])
+    if verdict == 0:
+        print("Verdict: every target holds.")
+    elif verdict == 1:
+        print(f"Verdict: {v.missed} target(s) missed.")
+    elif not rows.problems and not v.unjudged:
+        print(f"Verdict: not judged: every target holds on {args.min_runs} run(s), the gate asks for {GATE_RUNS}.")
+    else:
+        print(f"Verdict: not judged ({v.unjudged} target(s) without enough data, {len(rows.problems)} problem(s)); "
+              f"{v.missed} missed.")
     return verdict
 
 

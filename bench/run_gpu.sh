@@ -27,9 +27,10 @@
 # the folder holds.
 # NVLink multicast stays off for NCCL (NCCL_NVLS_ENABLE=0: the machines are
 # shared, and symcomm does not use it either).
-# Exit status: 0 when every run finished with every element right, 1 otherwise;
-# with --gate (and --report): gate_gpu.py's (0 every target holds, 1 a target
-# missed, 2 not judged: rows missing, too few runs), or 1 when a run failed.
+# Exit status: 0 when every run finished with every element right, 1 otherwise,
+# 2 bad options. With --gate and --report: gate_gpu.py's (0 every target holds,
+# 1 a target missed, 2 not judged: rows missing, too few runs, wrong elements),
+# or with --gate 3 when a run of this call failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -65,8 +66,10 @@ usage: bash bench/run_gpu.sh [options]
   --part "P..."   with --gate, only these parts: np (NP GPUs), 2 (2 GPUs), gemm
                   (default "$PARTS")
   --run K         with --gate, only run K of R (the folder gathers the runs)
-  --report        only the verdict of what --out holds (bench/gate_gpu.py)
-  --min-runs M    runs each median of the verdict needs (default $MIN_RUNS)
+  --report        only the verdict of what --out holds (bench/gate_gpu.py; give the
+                  -b, -e, --np, --graph and --gemm the runs had)
+  --min-runs M    runs each median of the verdict needs (default $MIN_RUNS; below 3 the
+                  verdict is never a pass)
   --graph N       -G N of symcomm-perf with --gate (default $GRAPH; 0 where no CUDA
                   stream is, e.g. on the simulated backend)
   --gemm N        the GEMM's size with --gate (default $GEMM_N)
@@ -78,17 +81,19 @@ USAGE
 }
 
 RUNS_SET=0
+PART_SET=0
+OPS_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) NP=$2; shift 2 ;;
     --runs) RUNS=$2; RUNS_SET=1; shift 2 ;;
     -b) MIN=$2; shift 2 ;;
     -e) MAX=$2; shift 2 ;;
-    --ops) OPS=$2; shift 2 ;;
+    --ops) OPS=$2; OPS_SET=1; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --gate) GATE=1; shift ;;
-    --part) PARTS=$2; shift 2 ;;
+    --part) PARTS=$2; PART_SET=1; shift 2 ;;
     --run) ONLY_RUN=$2; shift 2 ;;
     --report) REPORT=1; shift ;;
     --min-runs) MIN_RUNS=$2; shift 2 ;;
@@ -101,20 +106,40 @@ while [ $# -gt 0 ]; do
     *) echo "run_gpu.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
 done
+bad() { echo "run_gpu.sh: $*" >&2; exit 2; }
+is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 [ "$GATE" = 1 ] && [ "$RUNS_SET" = 0 ] && RUNS=3
-for p in $PARTS; do
-    case "$p" in np|2|gemm) ;; *) echo "run_gpu.sh: --part takes np, 2 and gemm, not '$p'" >&2; exit 2 ;; esac
-done
-if [ -n "$ONLY_RUN" ] && ! { [ "$ONLY_RUN" -ge 1 ] 2>/dev/null && [ "$ONLY_RUN" -le "$RUNS" ]; }; then
-    echo "run_gpu.sh: --run $ONLY_RUN: give a run from 1 to $RUNS" >&2
-    exit 2
+is_count "$RUNS" || bad "--runs $RUNS: give a count from 1"
+is_count "$NP" || bad "--np $NP: give a count from 1"
+is_count "$MIN_RUNS" || bad "--min-runs $MIN_RUNS: give a count from 1"
+if [ "$GATE" = 0 ] && [ "$REPORT" = 0 ]; then
+    [ -z "$ONLY_RUN" ] && [ "$PART_SET" = 0 ] || bad "--run and --part go with --gate"
+else
+    [ "$OPS_SET" = 0 ] || bad "--ops has no effect with --gate or --report: the gate runs its own operations"
+    [ -z "$EXTRA" ] || bad "SYMCOMM_PERF_EXTRA has no effect with --gate or --report: unset it"
 fi
+[ -n "$PARTS" ] || bad "--part: name at least one of np, 2, gemm"
+for p in $PARTS; do
+    case "$p" in np|2|gemm) ;; *) bad "--part takes np, 2 and gemm, not '$p'" ;; esac
+done
+if [ "$NP" = 2 ] && [[ " $PARTS " == *" np "* ]] && [[ " $PARTS " == *" 2 "* ]]; then
+    bad "--np 2 makes part np part 2 again (their files would overwrite each other): give --part \"2 gemm\""
+fi
+if [ -n "$ONLY_RUN" ] && ! { is_count "$ONLY_RUN" && [ "$ONLY_RUN" -le "$RUNS" ]; }; then
+    bad "--run $ONLY_RUN: give a run from 1 to $RUNS"
+fi
+# What bench/gate_gpu.py needs to know of the runs.
+judge=(--min-runs "$MIN_RUNS" --range "$MIN-$MAX" --np "$NP" --gemm "$GEMM_N")
+[ "$GRAPH" = 0 ] && judge+=(--allow-no-graph)
 
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 if [ "$REPORT" = 1 ]; then
-    [ -n "$OUT" ] || { echo "run_gpu.sh: --report needs --out DIR" >&2; exit 2; }
-    python3 "$ROOT/bench/gate_gpu.py" --min-runs "$MIN_RUNS" "$OUT" | tee "$OUT/gate.md"
-    exit "${PIPESTATUS[0]}"
+    [ -n "$OUT" ] || bad "--report needs --out DIR"
+    [ -d "$OUT" ] || bad "--report: $OUT is not a folder"
+    python3 "$ROOT/bench/gate_gpu.py" "${judge[@]}" "$OUT" >"$OUT/gate.md"
+    verdict=$?
+    cat "$OUT/gate.md"
+    exit $verdict
 fi
 OUT=${OUT:-$ROOT/build/bench-results/gpu-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
@@ -125,28 +150,33 @@ if [ "$MAKE" = 1 ]; then
 fi
 run="$BUILD/bin/symcomm-run"
 perf="$BUILD/bin/symcomm-perf"
+[ -x "$run" ] && [ -x "$perf" ] || { echo "run_gpu.sh: $run or $perf is missing: build first (make all)" >&2; exit 1; }
 nccl_opt=()
 [ -n "$NCCL_LIB" ] && nccl_opt=(--nccl-lib "$NCCL_LIB")
 nvidia-smi -L >"$OUT/gpus.txt" 2>&1 || true
 nvidia-smi topo -m >>"$OUT/gpus.txt" 2>&1 || true
 
 status=0
-# bench_one NAME NP ENGINE ARGS...: one benchmark run into NAME.json/.txt; symcomm's
-# runs also log their choices (logs/NAME.log.RANK).
+# bench_one NAME NP ENGINE ARGS...: one benchmark run into NAME.json/.txt, what an
+# earlier run of that name left removed first; a failed run leaves NAME.failed
+# (the verdict then says so). With --gate symcomm's runs also log their choices
+# (logs/NAME.log.RANK).
 bench_one() {
     local name=$1 np=$2 engine=$3
     shift 3
+    rm -f "$OUT/$name.json" "$OUT/$name.txt" "$OUT/$name.failed" "$OUT/logs/$name.log".*
     local cmd=("$run" -n "$np" --timeout "$TIMEOUT" -- "$perf" --engine "$engine" -d float32 --json "$OUT/$name.json" "$@")
     local env=()
     if [ "$engine" = nccl ]; then
         cmd+=("${nccl_opt[@]}")
-    else
+    elif [ "$GATE" = 1 ]; then
         mkdir -p "$OUT/logs"
         env=(SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=COLL SYMCOMM_DEBUG_FILE="$OUT/logs/$name.log.%r")
     fi
     echo "${cmd[*]}" >"$OUT/$name.txt"
     if ! env "${env[@]}" "${cmd[@]}" >>"$OUT/$name.txt" 2>&1; then
         echo "run_gpu.sh: $name failed: $(tail -3 "$OUT/$name.txt")" >&2
+        touch "$OUT/$name.failed"
         status=1
     fi
     echo "done: $name ($(grep -c '^ *[0-9]' "$OUT/$name.txt") lines)"
@@ -185,7 +215,7 @@ if [ "$GATE" = 1 ]; then
             esac
         done
     done
-    python3 "$ROOT/bench/gate_gpu.py" --min-runs "$MIN_RUNS" "$OUT" >"$OUT/gate.md"
+    python3 "$ROOT/bench/gate_gpu.py" "${judge[@]}" "$OUT" >"$OUT/gate.md"
     verdict=$?
     cat "$OUT/gate.md"
     # The busbw plots: per rank count and operation, symcomm -R 1 and NCCL both ways.
@@ -198,7 +228,8 @@ if [ "$GATE" = 1 ]; then
                 [ ${#sym[@]} -gt 0 ] && grep -q "\"op\": \"$op\"" "${sym[0]}" || continue
                 bash "$ROOT/bench/plot/plot_busbw.sh" --no-install --op "$op" --title "busbw, $op, $np GPUs, -G $GRAPH" \
                     -o "$OUT/busbw-np$np-$op.png" --label "symcomm -R 1" "${sym[@]}" --label "NCCL plain" "${plain[@]}" \
-                    --label "NCCL -R 1" "${reg[@]}" >/dev/null || status=1
+                    --label "NCCL -R 1" "${reg[@]}" >/dev/null ||
+                    echo "run_gpu.sh: the plot of $op on $np GPUs failed (the verdict stands)" >&2
             done
         done
         shopt -u nullglob
@@ -206,7 +237,7 @@ if [ "$GATE" = 1 ]; then
         echo "run_gpu.sh: no gnuplot here: plot with bash bench/plot/plot_busbw.sh on the copied folder"
     fi
     echo "results: $OUT"
-    [ $status != 0 ] && exit 1
+    [ $status != 0 ] && exit 3
     exit $verdict
 fi
 

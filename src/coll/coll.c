@@ -271,6 +271,9 @@ bool sc_coll_failed(const sc_coll_t *c, uint64_t *which) {
 
 void sc_coll_log_choice(sc_coll_t *c, sc_coll_kind_t kind, sc_coll_algo_t algo, size_t bytes,
                         uint32_t blocks) {
+  /* logged_blocks has a column per algorithm up to SC_ALGO_SPLIT, the last. */
+  if ((unsigned)kind >= SC_COLL_KIND_COUNT || (unsigned)algo > SC_ALGO_SPLIT)
+    return;
   uint32_t *last = &c->logged_blocks[kind][algo];
   bool changed = *last != blocks;
   *last = blocks;

@@ -262,10 +262,7 @@ def gemm_rows(v, rows, nranks, gemm_n):
             continue
         mine, n_mine = rows.median("symcomm+gemm", nranks, 1, "allreduce", nbytes, field)
         peer, n_peer = rows.median("nccl+gemm", nranks, 0, "allreduce", nbytes, field)
-        if lower_better:
-            v.row(label, mine, n_mine, peer, n_peer, "", unit, ratio_max=1.0)
-        else:
-            v.row(label, mine, n_mine, peer, n_peer, "", unit, ratio_min=1.0)
+        v.row(label, mine, n_mine, peer, n_peer, "", unit, **({"ratio_max": 1.0} if lower_better else {"ratio_min": 1.0}))
 
 
 LOG_LINE = re.compile(r"COLL (\w+) of (\d+) bytes on (\d+) ranks \([A-Z_]+\): (.+?), (\d+) blocks?")

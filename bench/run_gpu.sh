@@ -131,14 +131,18 @@ fi
 # What bench/gate_gpu.py needs to know of the runs.
 judge=(--min-runs "$MIN_RUNS" --range "$MIN-$MAX" --np "$NP" --gemm "$GEMM_N")
 [ "$GRAPH" = 0 ] && judge+=(--allow-no-graph)
+# judge_out: the verdict of what $OUT holds into gate.md, printed; verdict its exit status.
+judge_out() {
+    python3 "$ROOT/bench/gate_gpu.py" "${judge[@]}" "$OUT" >"$OUT/gate.md"
+    verdict=$?
+    cat "$OUT/gate.md"
+}
 
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 if [ "$REPORT" = 1 ]; then
     [ -n "$OUT" ] || bad "--report needs --out DIR"
     [ -d "$OUT" ] || bad "--report: $OUT is not a folder"
-    python3 "$ROOT/bench/gate_gpu.py" "${judge[@]}" "$OUT" >"$OUT/gate.md"
-    verdict=$?
-    cat "$OUT/gate.md"
+    judge_out
     exit $verdict
 fi
 OUT=${OUT:-$ROOT/build/bench-results/gpu-$(date +%Y%m%d-%H%M%S)}
@@ -182,6 +186,15 @@ bench_one() {
     echo "done: $name ($(grep -c '^ *[0-9]' "$OUT/$name.txt") lines)"
 }
 
+# three_ways NP OPS RUN ARGS...: NCCL plain, symcomm on windows, NCCL on registered windows.
+three_ways() {
+    local np=$1 ops=$2 r=$3
+    shift 3
+    bench_one "nccl-np$np-R0-run$r" "$np" nccl -o "$ops" "$@" -R 0
+    bench_one "symcomm-np$np-R1-run$r" "$np" symcomm -o "$ops" "$@" -R 1
+    bench_one "nccl-np$np-R1-run$r" "$np" nccl -o "$ops" "$@" -R 1
+}
+
 if [ "$GATE" = 1 ]; then
     gpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU')
     sizes=(-b "$MIN" -e "$MAX" -f 2 -G "$GRAPH")
@@ -196,17 +209,11 @@ if [ "$GATE" = 1 ]; then
             fi
             case "$part" in
             np)
-                ops=allreduce,allgather,reducescatter,alltoall
-                bench_one "nccl-np$np-R0-run$r" "$np" nccl -o $ops "${sizes[@]}" -R 0
-                bench_one "symcomm-np$np-R1-run$r" "$np" symcomm -o $ops "${sizes[@]}" -R 1
-                bench_one "nccl-np$np-R1-run$r" "$np" nccl -o $ops "${sizes[@]}" -R 1
+                three_ways "$np" allreduce,allgather,reducescatter,alltoall "$r" "${sizes[@]}"
                 bench_one "symcomm-np$np-R0-run$r" "$np" symcomm -o allreduce "${sizes[@]}" -R 0
                 ;;
             2)
-                ops=allreduce,allgather,reducescatter,alltoall,broadcast,reduce,sendrecv
-                bench_one "nccl-np2-R0-run$r" 2 nccl -o $ops "${sizes[@]}" -R 0
-                bench_one "symcomm-np2-R1-run$r" 2 symcomm -o $ops "${sizes[@]}" -R 1
-                bench_one "nccl-np2-R1-run$r" 2 nccl -o $ops "${sizes[@]}" -R 1
+                three_ways 2 allreduce,allgather,reducescatter,alltoall,broadcast,reduce,sendrecv "$r" "${sizes[@]}"
                 ;;
             gemm)
                 bench_one "nccl-gemm-np$np-R0-run$r" "$np" nccl -o allreduce -b 64M -e 64M -G "$GRAPH" -R 0 --gemm "$GEMM_N"
@@ -215,9 +222,7 @@ if [ "$GATE" = 1 ]; then
             esac
         done
     done
-    python3 "$ROOT/bench/gate_gpu.py" "${judge[@]}" "$OUT" >"$OUT/gate.md"
-    verdict=$?
-    cat "$OUT/gate.md"
+    judge_out
     # The busbw plots: per rank count and operation, symcomm -R 1 and NCCL both ways.
     if command -v gnuplot >/dev/null 2>&1; then
         shopt -s nullglob

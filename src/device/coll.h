@@ -613,6 +613,10 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
   uint64_t epoch = counted ? sc_dev_load_own(&st->block[block].epoch) : 0;
   uint64_t rounds = counted ? sc_dev_load_own(&st->rounds) : 0;
   uint64_t seq = counted ? sc_dev_load_own(&st->calls) : 0;
+  /* The stop word's copy in device memory, as the LL path reads it: block
+   * 0's read of the word itself, in host memory, put 0.8 us into every
+   * call of these paths (4 H200s, docs/PERFORMANCE.md, session 19). */
+  uint32_t stop_copy = counted && a->stopped != 0 ? sc_dev_load_poll32(a->stopped) : 0;
   uint32_t path = sc_coll_path(a->algo, a->kind);
   if (!counted || (path & paths) == 0 || !sc_coll_args_ok(a, sc_dev_blocks(ctx))) {
     if (sc_dev_leader(ctx)) {
@@ -636,7 +640,10 @@ SC_DEV_FN void sc_dev_coll_run_on(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc
   sc_guard_t guard = d->guard;
   guard.call = SC_CALL_COLL + a->kind;
   guard.seq = seq;
-  int why = sc_dev_begin(ctx, &guard);
+  /* A launch that starts between the stop and its copy's arrival runs as
+   * one that started before the stop: its waits look at the word itself. */
+  sc_dev_enter(ctx, &guard);
+  int why = stop_copy != 0 && sc_dev_leader(ctx) ? sc_dev_stopped(ctx) : 0;
   if (sc_dev_leader(ctx)) {
     err->kind = SC_DEV_OK;
     uint64_t broken = sc_dev_load_own(&st->broken);

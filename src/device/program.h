@@ -282,7 +282,7 @@ typedef struct sc_coll_args {
                              waiting for the descriptor first */
   sc_coll_sync_t *sync;   /* desc->sync[desc->me], here too for the same reason (the marks) */
   const uint32_t *stopped; /* the status block's stop word as copied to device memory when it
-                              is set (0 until then): the LL path reads it, not the host's */
+                              is set (0 until then): the collectives read it, not the host's */
   int32_t kind;  /* sc_coll_kind_t */
   int32_t algo;  /* sc_coll_algo_t */
   int32_t dtype; /* symcomm_dtype_t */

@@ -190,8 +190,9 @@ gpus async_error_timeout_3 3 && step async_error_timeout_3 60 env SYMCOMM_BACKEN
 job async_error_disagree_2 60 2 "$mp/test_async_error" disagree
 # An LL collective queued before this rank's abort and started after it
 # (its stream held by a window wait): ABORTED here, never success.
-gpus coll_ll_abort_queued_2 2 && step coll_ll_abort_queued_2 60 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=allreduce=ll "$B/bin/symcomm-run" -n 2 --timeout 50 -- "$mp/test_coll" abort_queued_ll
-gpus coll_ll_abort_queued_bcast_blocks_2 2 && step coll_ll_abort_queued_bcast_blocks_2 60 env SYMCOMM_BACKEND=cuda TEST_LL_KIND=broadcast SYMCOMM_COLL_BLOCKS=3 SYMCOMM_ALGO=broadcast=ll "$B/bin/symcomm-run" -n 2 --timeout 50 -- "$mp/test_coll" abort_queued_ll
+gpus coll_ll_abort_queued_2 2 && step coll_ll_abort_queued_2 60 env SYMCOMM_BACKEND=cuda SYMCOMM_ALGO=allreduce=ll "$B/bin/symcomm-run" -n 2 --timeout 50 -- "$mp/test_coll" abort_queued
+gpus coll_ll_abort_queued_bcast_blocks_2 2 && step coll_ll_abort_queued_bcast_blocks_2 60 env SYMCOMM_BACKEND=cuda TEST_LL_KIND=broadcast SYMCOMM_COLL_BLOCKS=3 SYMCOMM_ALGO=broadcast=ll "$B/bin/symcomm-run" -n 2 --timeout 50 -- "$mp/test_coll" abort_queued
+gpus coll_abort_queued_oneshot_2 2 && step coll_abort_queued_oneshot_2 60 env SYMCOMM_BACKEND=cuda SYMCOMM_LL_MAX_BYTES=0 SYMCOMM_ALGO=allreduce=oneshot "$B/bin/symcomm-run" -n 2 --timeout 50 -- "$mp/test_coll" abort_queued
 # Destroy waits for symcomm's own work on a caller's stream, not the caller's
 # (a host function holding it 6 s); on a symcomm stream held by another
 # communicator's wait, window free and destroy give up at their timeout (1 s),

@@ -1062,11 +1062,12 @@ static void test_slow_order(void) {
   tdev_free(d);
 }
 
-/* A collective on the LL path queued before symcomm_comm_abort and started
- * after it (its stream held by a window wait until then), with every peer's
- * lines already there: it fails with ABORTED on the aborting rank (the LL
- * kernel reads the device copy of the stop word), never reports success. */
-static void test_abort_queued_ll(void) {
+/* A collective queued before symcomm_comm_abort and started after it (its
+ * stream held by a window wait until then), with every peer's lines (LL) or
+ * arrivals (the barrier paths) already there: it fails with ABORTED on the
+ * aborting rank (the kernel reads the device copy of the stop word at its
+ * start), never reports success. */
+static void test_abort_queued(void) {
   symcomm_comm_t sub;
   TEST_OK(symcomm_comm_split(comm, 0, rank, &sub));
   symcomm_stream_t ss, held, s2;
@@ -1099,10 +1100,10 @@ static void test_abort_queued_ll(void) {
     TEST_OK(symcomm_signal(win, 0, 0, 1, SYMCOMM_SIGNAL_SET, s2));
     TEST_OK(symcomm_stream_synchronize(s2));
     symcomm_result_t r = symcomm_stream_synchronize(held);
-    printf("rank 0: the LL all-reduce queued before the abort: %s (%s)\n",
+    printf("rank 0: the %s queued before the abort: %s (%s)\n", kind,
            symcomm_result_string(r), r == SYMCOMM_OK ? "" : symcomm_last_error(sub));
     TEST_ASSERT(r == SYMCOMM_ERR_ABORTED,
-                "the LL all-reduce queued before this rank's abort and run after it: %s",
+                "the %s queued before this rank's abort and run after it: %s", kind,
                 symcomm_result_string(r));
   } else {
     symcomm_result_t r = symcomm_stream_synchronize(ss);
@@ -1195,8 +1196,8 @@ int main(int argc, char **argv) {
     test_stopped();
   else if (strcmp(what, "slow_order") == 0)
     test_slow_order();
-  else if (strcmp(what, "abort_queued_ll") == 0)
-    test_abort_queued_ll();
+  else if (strcmp(what, "abort_queued") == 0)
+    test_abort_queued();
   else
     TEST_ASSERT(0, "unknown case %s", what);
   TEST_OK(symcomm_stream_destroy(stream));

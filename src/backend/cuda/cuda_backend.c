@@ -19,21 +19,40 @@ static uint32_t sc_cuda_coll_blocks(size_t bytes) {
 }
 
 /* LL on 2 GPUs: one block below 8 KiB a rank pushes (2 blocks for 4 KiB
- * took 0.3-0.6 us more than one), then a block per 2 KiB, up to 64, and LL
- * up to 512 KiB. 2 H200s, -R 1, against the rule before (a block per 8 KiB, up
- * to 8; LL to 64 KiB): all-gather of 256 KiB 17.6 us -> 9.2, all-reduce of
- * 32 KiB 12.1 -> 9.3, broadcast of 128 KiB 13.1 -> 7.6, reduce-scatter of
- * 512 KiB 18.9 -> 11.8; 64 blocks against 32 from 128 KiB a rank up: 0.4-3.6
- * us less (docs/PERFORMANCE.md, session 16). More ranks keep the rule
- * measured before on 4 H200s: each line goes to every peer, so LL's traffic
- * grows with them. */
+ * took 0.3-0.6 us more than one), then a block per 2 KiB, up to 64, and 128
+ * from 512 KiB; LL up to 1 MiB. 2 H200s, -R 1, against the rule before (a
+ * block per 8 KiB, up to 8; LL to 64 KiB): all-gather of 256 KiB 17.6 us ->
+ * 9.2, all-reduce of 32 KiB 12.1 -> 9.3, broadcast of 128 KiB 13.1 -> 7.6,
+ * reduce-scatter of 512 KiB 18.9 -> 11.8; 64 blocks against 32 from 128 KiB
+ * a rank up: 0.4-3.6 us less (docs/PERFORMANCE.md, session 16); LL on 128
+ * blocks against the barrier paths from 512 KiB a peer: all-reduce of 1 MiB
+ * 19.5 -> 15.0, all-gather of 2 MiB 20.1 -> 14.2, reduce of 1 MiB 18.0 ->
+ * 10.9 (session 19).
+ * On 3 and 4 GPUs: one block below 16 KiB, a block per 2 KiB up to 32, then
+ * a block per 4 KiB up to 128 from 256 KiB; LL up to 512 KiB. 4 H200s,
+ * against the rule before (a block per 8 KiB, up to 8; LL to 64 KiB):
+ * all-reduce of 16 KiB 9.4 -> 7.2 us, of 128 KiB 21.3 -> 10.3, of 512 KiB
+ * 24.6 -> 18.2; all-gather of 2 MiB 26.3 -> 18.5; reduce-scatter of 1 MiB
+ * 25.0 -> 13.0 (session 19). More ranks keep the rule measured on 4 before:
+ * each line goes to every peer, so LL's traffic grows with them. */
 static uint32_t sc_cuda_ll_blocks(size_t bytes, int nranks) {
-  size_t b = nranks > 2 ? bytes >> 13 : bytes < (8 << 10) ? 1 : bytes >> 11;
-  size_t most = nranks <= 2 ? 64 : 8;
+  size_t b, most;
+  if (nranks <= 2) {
+    b = bytes < (8 << 10) ? 1 : bytes >> 11;
+    most = bytes >= (512 << 10) ? 128 : 64;
+  } else if (nranks <= 4) {
+    b = bytes < (16 << 10) ? 1 : bytes < (256 << 10) ? bytes >> 11 : bytes >> 12;
+    most = bytes < (256 << 10) ? 32 : 128;
+  } else {
+    b = bytes >> 13;
+    most = 8;
+  }
   return b < 1 ? 1 : b > most ? (uint32_t)most : (uint32_t)b;
 }
 
-static size_t sc_cuda_ll_max_bytes(int nranks) { return nranks <= 2 ? 512 << 10 : 64 << 10; }
+static size_t sc_cuda_ll_max_bytes(int nranks) {
+  return nranks <= 2 ? 1 << 20 : nranks <= 4 ? 512 << 10 : 64 << 10;
+}
 
 static const sc_backend_ops_t sc_backend_cuda = {
     .size = sizeof(sc_backend_ops_t),

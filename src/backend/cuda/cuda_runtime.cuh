@@ -278,7 +278,9 @@ SC_DEV_FN void sc_dev_ring(sc_doorbell_t *bell) {}
 /* Words a thread copies per turn in a large copy, all loaded before any is
  * stored: the sources are mostly other GPUs' memory, so many loads must be
  * in flight. */
+#ifndef SC_CUDA_COPY_UNROLL
 #define SC_CUDA_COPY_UNROLL 4
+#endif
 
 /* n bytes from s to d, which do not overlap, by threads t of nt: in words of
  * W bytes (type T) where d and s are equally far past a W-byte boundary; the

@@ -11,8 +11,7 @@
   SC_DEV_FN void NAME##_run(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_dev_error_t *err) {    \
     sc_dev_coll_run_on(ctx, a, err, PATH);                                                         \
   }                                                                                                \
-  SC_CUDA_KERNEL_BOUNDED(BOUNDS, (PATH) != SC_COLL_PATH_LL, NAME, sc_coll_args_t, sc_coll_args_t,  \
-                         NAME##_run)
+  SC_CUDA_KERNEL_BOUNDED(BOUNDS, 0, NAME, sc_coll_args_t, sc_coll_args_t, NAME##_run)
 #define SC_CUDA_COLL_KERNEL(NAME, PATH)                                                            \
   SC_CUDA_COLL_KERNEL_BOUNDED(__launch_bounds__(SC_CUDA_THREADS), NAME, PATH)
 

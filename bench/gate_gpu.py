@@ -18,7 +18,8 @@ SYMCOMM_DEBUG=INFO: "allreduce of N bytes on R ranks (CLASS): ALGO, B blocks").
 
 A folder that cannot be judged says why: a run that failed (run_gpu.sh leaves
 NAME.failed), rows with wrong or unchecked elements (in place too), a time that is
-not positive, two machines, a file read twice, fewer runs than --min-runs, sizes or
+not positive, two machines, runs of two hosts (run_gpu.sh's gpus-runK.txt, the GPUs
+nvidia-smi listed at each run's start, differ), a file read twice, fewer runs than --min-runs, sizes or
 NCCL runs missing. Exit status: 0 every target holds (with at least 3 runs); 1 some
 target misses; 2 not judged (the reasons above, or --min-runs below 3). Standard
 library only.
@@ -100,6 +101,24 @@ class Rows:
                 self.problems.append(f"cannot read {path}: {type(e).__name__}: {e}")
         if len(self.machines) > 1:
             self.problems.append("rows from more than one machine: " + "; ".join(sorted(self.machines)))
+        self.check_hosts(folder)
+
+    def check_hosts(self, folder):
+        """run_gpu.sh's gpus-runK.txt (nvidia-smi -L at the start of run K): the
+        runs must share one host, which the JSON's machine (model names) cannot
+        tell apart from another of its kind."""
+        lists = {}
+        for path in sorted(glob.glob(os.path.join(folder, "gpus-run*.txt"))):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    gpus = tuple(line.strip() for line in f if re.match(r"GPU \d+:", line))
+            except OSError as e:
+                self.problems.append(f"cannot read {path}: {e}")
+                continue
+            lists.setdefault(gpus, []).append(os.path.basename(path))
+        if len(lists) > 1:
+            said = "; ".join(f"{', '.join(names)}: {' / '.join(g) or 'no GPU listed'}" for g, names in lists.items())
+            self.problems.append(f"runs on more than one host (the gate compares runs of one host): {said}")
 
     def add(self, path, doc):
         if not isinstance(doc, dict):

@@ -200,6 +200,8 @@ if [ "$GATE" = 1 ]; then
     sizes=(-b "$MIN" -e "$MAX" -f 2 -G "$GRAPH")
     for r in $(seq 1 "$RUNS"); do
         [ -n "$ONLY_RUN" ] && [ "$r" != "$ONLY_RUN" ] && continue
+        # Which host ran run r: the verdict refuses runs of several hosts.
+        nvidia-smi -L >"$OUT/gpus-run$r.txt" 2>&1 || true
         for part in $PARTS; do
             np=$NP
             [ "$part" = 2 ] && np=2

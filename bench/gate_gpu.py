@@ -18,9 +18,9 @@ SYMCOMM_DEBUG=INFO: "allreduce of N bytes on R ranks (CLASS): ALGO, B blocks").
 
 A folder that cannot be judged says why: a run that failed (run_gpu.sh leaves
 NAME.failed), rows with wrong or unchecked elements (in place too), a time that is
-not positive, two machines, runs of two hosts (run_gpu.sh's gpus-runK.txt, the GPUs
-nvidia-smi listed at each run's start, differ), a file read twice, fewer runs than --min-runs, sizes or
-NCCL runs missing. Exit status: 0 every target holds (with at least 3 runs); 1 some
+not positive, two machines, runs of two hosts (run_gpu.sh's gpus-runK-PART.txt, the
+GPUs nvidia-smi listed at the start of each part of each run, differ), a file read
+twice, fewer runs than --min-runs, sizes or NCCL runs missing. Exit status: 0 every target holds (with at least 3 runs); 1 some
 target misses; 2 not judged (the reasons above, or --min-runs below 3). Standard
 library only.
 """
@@ -104,14 +104,15 @@ class Rows:
         self.check_hosts(folder)
 
     def check_hosts(self, folder):
-        """run_gpu.sh's gpus-runK.txt (nvidia-smi -L at the start of run K): the
-        runs must share one host, which the JSON's machine (model names) cannot
-        tell apart from another of its kind."""
+        """run_gpu.sh's gpus-runK-PART.txt (nvidia-smi -L at the start of each
+        part of run K): the runs must share one host, which the JSON's machine
+        (model names) cannot tell apart from another of its kind."""
         lists = {}
         for path in sorted(glob.glob(os.path.join(folder, "gpus-run*.txt"))):
             try:
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    gpus = tuple(line.strip() for line in f if re.match(r"GPU \d+:", line))
+                    lines = (line.strip().lstrip("\ufeff") for line in f)
+                    gpus = tuple(line for line in lines if re.match(r"GPU \d+:", line))
             except OSError as e:
                 self.problems.append(f"cannot read {path}: {e}")
                 continue

@@ -200,9 +200,10 @@ if [ "$GATE" = 1 ]; then
     sizes=(-b "$MIN" -e "$MAX" -f 2 -G "$GRAPH")
     for r in $(seq 1 "$RUNS"); do
         [ -n "$ONLY_RUN" ] && [ "$r" != "$ONLY_RUN" ] && continue
-        # Which host ran run r: the verdict refuses runs of several hosts.
-        nvidia-smi -L >"$OUT/gpus-run$r.txt" 2>&1 || true
         for part in $PARTS; do
+            # Which host ran this part of run r (calls of --part may land on
+            # other hosts): the verdict refuses runs of several hosts.
+            nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
             np=$NP
             [ "$part" = 2 ] && np=2
             if [ "$gpus" -gt 0 ] && [ "$gpus" -lt "$np" ]; then

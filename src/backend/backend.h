@@ -133,6 +133,11 @@ typedef struct sc_backend_ops {
    * the host word itself). A later dev_free waits for the copies in flight,
    * so dst and then src may be freed once nothing copies the word again. */
   void (*copy_word)(sc_device_t *device, uint32_t *dst, const uint32_t *src);
+  /* Waits, a second at most, for the copies copy_word queued so far to
+   * land, so that a program starting after it returns reads the stop
+   * (symcomm_comm_abort: work queued before the abort and started after it
+   * fails). Not under a lock a program's progress needs. Logs, never fails. */
+  void (*copy_word_settle)(sc_device_t *device);
 
   /* ---- streams and events */
   sc_result_t (*stream_create)(sc_device_t *device, sc_stream_t **stream);

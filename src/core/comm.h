@@ -86,7 +86,7 @@ struct symcomm_comm {
   const sc_backend_ops_t *ops;
   sc_device_t *device;
   sc_dev_status_t *status;       /* device-readable: its stop word, its programs' own failure */
-  uint32_t *dev_stop;            /* the stop word's copy in device memory, read by the LL
+  uint32_t *dev_stop;            /* the stop word's copy in device memory, read by the
                                     collectives and send/recv, which must not wait for a read
                                     of host memory */
   sc_dev_window_t *window_table; /* the view's window table, for host code */

@@ -87,9 +87,8 @@
  *       of a stop from their waits' checks or the marks it leaves
  *   void sc_dev_enter(sc_dev_ctx_t *ctx, const sc_guard_t *guard);
  *       sc_dev_begin without its look at the stop word, for a program that
- *       learns of a stop otherwise (the LL collectives and send/recv: a
- *       copy of the word in device memory, then sc_dev_stopped for its
- *       details)
+ *       learns of a stop otherwise (the collectives and send/recv: a copy
+ *       of the word in device memory, then sc_dev_stopped for its details)
  *   void sc_dev_start_next(sc_dev_ctx_t *ctx);
  *   void sc_dev_wait_previous(sc_dev_ctx_t *ctx);
  *       for a kernel launched to start before the one ahead of it on its

@@ -1065,8 +1065,9 @@ static void test_slow_order(void) {
 /* A collective queued before symcomm_comm_abort and started after it (its
  * stream held by a window wait until then), with every peer's lines (LL) or
  * arrivals (the barrier paths) already there: it fails with ABORTED on the
- * aborting rank (the kernel reads the device copy of the stop word at its
- * start), never reports success. */
+ * aborting rank (the kernel reads the device copy of the stop word, which
+ * the abort waits for), never reports success. TEST_LL_KIND picks the
+ * collective (allreduce, broadcast, reduce), SYMCOMM_ALGO its path. */
 static void test_abort_queued(void) {
   symcomm_comm_t sub;
   TEST_OK(symcomm_comm_split(comm, 0, rank, &sub));
@@ -1126,7 +1127,7 @@ static void test_abort_queued(void) {
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_coll matrix|large|blocks|huge|algos|many|order|concurrent|args|mismatch|windows|windows_kinds|"
-                    "window_any_offset|window_same_offset|group|choices|stopped|after_p2p|slow_order\n");
+                    "window_any_offset|window_same_offset|group|choices|stopped|after_p2p|slow_order|abort_queued\n");
     return 2;
   }
   const char *what = argv[1];

@@ -106,7 +106,7 @@ has "| all-reduce 8 B, 4 GPUs | 5.00 µs | 10.00 µs (plain) | 0.50 |" "8 B: the
 has "| allgather, every size, 4 GPUs | 27 sizes, 16 B–1 GiB |" "all-gather's sweep on 4 ranks"
 has "NOTE: mpi.json: not symcomm-perf's" "another tool's file"
 # The same GPUs at every run's start: one host, judged.
-make_rows "$tmp/onehost" "extra.update({f'gpus-run{k}.txt': 'nvidia-smi says:\\nGPU 0: NVIDIA H200 (UUID: GPU-a)\\n' for k in (1, 2, 3)})"
+make_rows "$tmp/onehost" "extra.update({f'gpus-run{k}-np.txt': ('\\ufeff' if k == 2 else 'nvidia-smi says:\\r\\n') + 'GPU 0: NVIDIA H200 (UUID: GPU-a)\\r\\n' for k in (1, 2, 3)})"
 gate "$tmp/onehost"
 expect 0 "three runs on one host"
 
@@ -164,7 +164,7 @@ unjudged=(
   "a run read twice|extra['symcomm-np2-R1-run4.json'] = files[('symcomm', 2, 1, False)][0]|one run read twice"
   "a failed run|extra['nccl-np2-R0-run2.failed'] = ''|a run failed: nccl-np2-R0-run2"
   "two machines|files[('nccl', 2, 1, False)][1].update(machine='another / 2x H100')|rows from more than one machine"
-  "two hosts of one kind|extra.update({f'gpus-run{k}.txt': f'GPU 0: NVIDIA H200 (UUID: GPU-{\"a\" if k < 3 else \"b\"})\\n' for k in (1, 2, 3)})|runs on more than one host (the gate compares runs of one host): gpus-run1.txt, gpus-run2.txt: GPU 0: NVIDIA H200 (UUID: GPU-a); gpus-run3.txt: GPU 0: NVIDIA H200 (UUID: GPU-b)"
+  "two hosts of one kind|extra.update({f'gpus-run{k}-{p}.txt': f'GPU 0: NVIDIA H200 (UUID: GPU-{\"a\" if (k, p) != (3, \"2\") else \"b\"})\\n' for k in (1, 2, 3) for p in ('np', '2')})|runs on more than one host (the gate compares runs of one host): gpus-run1-2.txt, gpus-run1-np.txt, gpus-run2-2.txt, gpus-run2-np.txt, gpus-run3-np.txt: GPU 0: NVIDIA H200 (UUID: GPU-a); gpus-run3-2.txt: GPU 0: NVIDIA H200 (UUID: GPU-b)"
   "a time of 0|rows('symcomm', 2, 1, 'allgather', 64)[0].update(time_us=0)|allgather float32 64 B: time 0"
   "another GEMM|[r.update(gemm_n=128) for r in gemm('symcomm')]|the GEMM was not 8192 x 8192"
   "a file that is a list|extra['nccl-np4-R0-run9.json'] = []|cannot read"

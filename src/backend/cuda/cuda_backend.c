@@ -11,8 +11,8 @@ static sc_result_t sc_cuda_available(char *why, size_t len) {
 }
 
 /* A block per 4 KiB, 4 to 128: where 2 H200s moved an all-reduce fastest
- * (docs/PERFORMANCE.md, issue 9); blocks are nearly free once only block 0
- * reads host memory at the start (cuda_runtime.cuh). */
+ * (docs/PERFORMANCE.md, issue 9); blocks are nearly free once no block reads
+ * host memory at the start (the stop word's device copy instead). */
 static uint32_t sc_cuda_coll_blocks(size_t bytes) {
   size_t blocks = bytes >> 12;
   return blocks < 4 ? 4 : blocks > 128 ? 128 : (uint32_t)blocks;
@@ -100,6 +100,7 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .dev_free = sc_cuda_dev_free,
     .upload = sc_cuda_upload,
     .copy_word = sc_cuda_copy_word,
+    .copy_word_settle = sc_cuda_copy_word_settle,
 
     .stream_create = sc_cuda_stream_create,
     .stream_wrap = sc_cuda_stream_wrap,

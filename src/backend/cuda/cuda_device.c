@@ -305,6 +305,31 @@ void sc_cuda_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src) 
   sc_cuda_leave(&scope);
 }
 
+/* Polled, not cuStreamSynchronize: an abort must return even where the
+ * device no longer answers. */
+#define SC_CUDA_WORD_SETTLE_MS 1000
+
+void sc_cuda_copy_word_settle(sc_device_t *device) {
+  sc_cuda_scope_t scope;
+  if (sc_cuda_enter(device, &scope) != SYMCOMM_OK)
+    return;
+  int64_t deadline = sc_now_ms() + SC_CUDA_WORD_SETTLE_MS;
+  for (int round = 0;; round++) {
+    CUresult rc = sc_cu.cuStreamQuery(device->words);
+    if (rc == CUDA_SUCCESS)
+      break;
+    if (rc != CUDA_ERROR_NOT_READY || sc_now_ms() >= deadline) {
+      SC_WARN(SC_CUDA_LOG,
+              "device %d: the stop word's copy in device memory has not landed (%s); calls "
+              "queued before the stop and started now learn of it in their waits",
+              device->ordinal, rc == CUDA_ERROR_NOT_READY ? "still queued after 1 s" : "failed");
+      break;
+    }
+    sc_cuda_poll_pause(round);
+  }
+  sc_cuda_leave(&scope);
+}
+
 /* ---- pointers callers pass as data buffers */
 
 static sc_result_t sc_cuda_pointer_attr(CUdeviceptr p, CUpointer_attribute attr, void *value) {

@@ -129,6 +129,7 @@ sc_result_t sc_cuda_dev_alloc(sc_device_t *device, size_t bytes, void **ptr);
 void sc_cuda_dev_free(sc_device_t *device, void *ptr);
 sc_result_t sc_cuda_upload(sc_device_t *device, void *dst, const void *src, size_t bytes);
 void sc_cuda_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src);
+void sc_cuda_copy_word_settle(sc_device_t *device);
 sc_result_t sc_cuda_ptr_check(sc_device_t *device, const void *ptr, size_t bytes, const char *what);
 /* A new failure record for a stream (device lock taken inside). */
 sc_result_t sc_cuda_record_new(sc_device_t *device, sc_cuda_record_t **record);

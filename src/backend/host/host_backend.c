@@ -62,6 +62,7 @@ const sc_backend_ops_t sc_backend_host = {
     .dev_free = sc_host_dev_free,
     .upload = sc_host_upload,
     .copy_word = sc_host_copy_word,
+    .copy_word_settle = sc_host_copy_word_settle,
 
     .stream_create = sc_host_stream_create,
     .stream_wrap = sc_host_stream_wrap,

@@ -38,6 +38,7 @@ sc_result_t sc_host_dev_alloc(sc_device_t *device, size_t bytes, void **ptr);
 void sc_host_dev_free(sc_device_t *device, void *ptr);
 sc_result_t sc_host_upload(sc_device_t *device, void *dst, const void *src, size_t bytes);
 void sc_host_copy_word(sc_device_t *device, uint32_t *dst, const uint32_t *src);
+void sc_host_copy_word_settle(sc_device_t *device);
 
 /* ---- host_memory.c */
 sc_result_t sc_host_mem_alloc(sc_device_t *device, size_t bytes, sc_devmem_t **mem);

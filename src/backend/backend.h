@@ -136,7 +136,8 @@ typedef struct sc_backend_ops {
   /* Waits, a second at most, for the copies copy_word queued so far to
    * land, so that a program starting after it returns reads the stop
    * (symcomm_comm_abort: work queued before the abort and started after it
-   * fails). Not under a lock a program's progress needs. Logs, never fails. */
+   * fails). Called under the communicators' watch lock, as copy_word is.
+   * Logs, never fails. */
   void (*copy_word_settle)(sc_device_t *device);
 
   /* ---- streams and events */

@@ -438,13 +438,14 @@ sc_result_t sc_comm_watch_abort(struct symcomm_comm *comm) {
     /* The other ranks hear it now rather than at their timeout. */
     sc_comm_tell_root_locked(comm, SC_STORE_CAUSE_ABORTED, "symcomm_comm_abort");
   }
-  bool copied = comm->watch.attached && comm->dev_stop != NULL;
-  pthread_mutex_unlock(&sc_watch_lock);
   /* Work queued before the abort that starts after this returns reads the
    * stop word's device copy at its start (a collective whose peers all
-   * arrived waits for nothing else): the copy must have landed. */
-  if (copied)
+   * arrived waits for nothing else): the copy must have landed. Under the
+   * lock, as the copy was queued: a destroy racing this abort frees comm
+   * once it holds the lock (the wait is bounded). */
+  if (comm->watch.attached && comm->dev_stop != NULL)
     comm->ops->copy_word_settle(comm->device);
+  pthread_mutex_unlock(&sc_watch_lock);
   return SYMCOMM_OK;
 }
 

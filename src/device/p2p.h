@@ -98,6 +98,7 @@ typedef struct sc_p2p_cursor {
   uint32_t op;    /* the current op; nops once none is left */
   uint32_t phase;
   uint64_t msg;   /* its message number (the leader's) */
+  uint32_t flag;  /* an eager message's LL flag, sc_ll_flag(msg) (every thread's) */
   uint64_t base;  /* its part's first chunk on the lane */
   uint64_t chunk; /* chunks done */
   uint64_t at, len; /* its part of the message */
@@ -166,11 +167,16 @@ SC_DEV_FN uint64_t sc_p2p_widen(uint32_t t, uint64_t done) {
   return done + (uint64_t)(int64_t)(int32_t)(t - (uint32_t)done);
 }
 
+/* The number of ticket t of a queue whose done counter reads `done`. */
+SC_DEV_FN uint64_t sc_p2p_number(uint32_t t, uint64_t done) {
+  return sc_p2p_widen(t, sc_p2p_count(done));
+}
+
 /* A number for the op starting now on a queue: its ticket, widened. Only
  * this GPU's blocks take tickets and write done: this GPU's scope. */
 SC_DEV_FN uint64_t sc_p2p_claim(uint32_t *tickets, const uint64_t *done) {
   uint32_t t = sc_dev_ticket_own32(tickets);
-  return sc_p2p_widen(t, sc_p2p_count(sc_dev_load_own(done)));
+  return sc_p2p_number(t, sc_dev_load_own(done));
 }
 
 /* The number the next op of a pair and direction would take (for a
@@ -472,6 +478,9 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->unacked = 0;
       if (leader)
         c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
+      /* Every thread puts or checks some of an eager message's lines. */
+      if (c->eager)
+        c->flag = (uint32_t)sc_dev_share(ctx, (int)sc_ll_flag(c->msg));
       /* A launch of groups of one block: no lane comes for its ticket, so
        * that the lanes' n-th claims stay the n-th messages. */
       if (leader && a->width == 1)
@@ -494,13 +503,13 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       SC_P2P_VERDICT(ctx, r);
       /* A rendezvous send's header, for a receive that went eagerly. */
       if (leader && send && !c->eager && h->eager_bytes > 0) {
-        sc_p2p_eager_header(h->slot_there, op->bytes, c->msg);
+        sc_p2p_eager_header(h->slot_there, op->bytes, sc_ll_flag(c->msg));
         sc_dev_ring(&peer_pad->bell);
       }
       c->phase = SC_P2P_PHASE_HANDSHAKE;
     } else if (c->phase == SC_P2P_PHASE_HANDSHAKE && c->eager) {
       if (send) {
-        sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, c->msg);
+        sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, c->flag);
         sc_dev_ring(&peer_pad->bell);
       }
       c->phase = SC_P2P_PHASE_EAGER;
@@ -514,11 +523,11 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
         SC_P2P_VERDICT(ctx, r);
       } else {
         uint64_t sent = UINT64_MAX, *slot = h->slot_here, v;
-        /* The header comes after the data lines: its flag first, alone. */
+        /* The header first, alone: one line, the quickest look. */
         for (int i = 0; leader && i < SC_DEV_QUICK_POLLS; i++)
-          if (sc_ll_read(sc_p2p_eager_line(slot, 0), sc_ll_flag(c->msg), &v))
+          if (sc_ll_read(sc_p2p_eager_line(slot, 0), c->flag, &v))
             break;
-        int whole = sc_p2p_eager_arrived(ctx, slot, op->bytes, c->msg, &sent);
+        int whole = sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent);
         if (leader)
           r = sc_p2p_eager_verdict(ctx, d, mine, theirs, op, c->msg, whole, sent, err);
         SC_P2P_VERDICT(ctx, r);
@@ -636,6 +645,60 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
   return moved;
 }
 
+/* A launch of one-part messages (groups of one block) starts the first op
+ * of each direction that goes eagerly in one turn instead of the general
+ * loop's three (claim, order, put), each ended by a block-wide verdict: the
+ * leader's ticket atomics and the loads that decide the order are in flight
+ * together, one share tells the block, and a send pushes its message at
+ * once. An op whose turn has not come, whose pair failed, or whose send
+ * must first see an earlier message's ack goes on in the general loop
+ * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
+SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
+                                  sc_p2p_cursor_t *c) {
+  sc_p2p_desc_t *d = a->desc;
+  int leader = sc_dev_leader(ctx);
+  uint32_t ticket[2] = {0, 0};
+  uint64_t done[2] = {0, 0}, unacked = 0;
+  int eager[2];
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
+    eager[kind] = c[kind].op < a->nops && sc_p2p_eager(a->ops[c[kind].op].bytes, h->eager_bytes);
+    if (!eager[kind] || !leader)
+      continue;
+    sc_p2p_queue_t *q = &d->pair[a->ops[c[kind].op].peer].queue[kind];
+    ticket[kind] = sc_dev_ticket_own32(&q->tickets);
+    for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
+      sc_dev_skip_own32(&q->lane_tickets[l]); /* as sc_p2p_advance's claim does */
+  }
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV && leader; kind++)
+    if (eager[kind]) /* the acquire orders eager_unacked, stored before done's release */
+      done[kind] = sc_dev_load_own_acquire(kind == SC_P2P_SEND ? &h->mine->sends_done.value
+                                                               : &h->mine->recvs_done.value);
+  if (eager[SC_P2P_SEND] && leader)
+    unacked = sc_dev_load_own(&d->pair[a->ops[c[SC_P2P_SEND].op].peer].queue[SC_P2P_SEND].eager_unacked);
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
+    if (!eager[kind])
+      continue;
+    sc_p2p_cursor_t *k = &c[kind];
+    const sc_p2p_op_t *op = &a->ops[k->op];
+    int go = 0;
+    if (leader) {
+      k->msg = sc_p2p_number(ticket[kind], done[kind]);
+      go = !(done[kind] & SC_SLOT_ERROR) && sc_p2p_count(done[kind]) >= k->msg &&
+           (kind == SC_P2P_RECV || unacked == 0);
+    }
+    k->flag = (uint32_t)sc_dev_share(ctx, (int)sc_ll_flag(k->msg));
+    k->parts = 1;
+    k->at = 0;
+    k->len = op->bytes;
+    k->eager = 1;
+    k->phase = sc_dev_share(ctx, go) ? SC_P2P_PHASE_EAGER : SC_P2P_PHASE_ORDER;
+    if (k->phase == SC_P2P_PHASE_EAGER && kind == SC_P2P_SEND) {
+      sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, k->flag);
+      sc_dev_ring(&h->peer_pad->bell);
+    }
+  }
+}
+
 /* Blocks from `first_block` on will not run (their stream stopped before
  * reaching the batch, or an earlier block of the launch failed on a backend
  * that runs blocks one after another): every pair they hold is marked
@@ -708,6 +771,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     c[kind].op = sc_p2p_next(a, group, kind, 0);
     c[kind].phase = SC_P2P_PHASE_CLAIM;
     c[kind].msg = c[kind].base = c[kind].chunk = c[kind].at = c[kind].len = 0;
+    c[kind].flag = 0;
     c[kind].parts = 1;
     c[kind].eager = c[kind].unacked = 0;
     c[kind].direct = 0;
@@ -722,6 +786,8 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     }
     return;
   }
+  if (a->width == 1)
+    sc_p2p_eager_start(ctx, a, &h, c);
   uint64_t departed = 0; /* ranks that left, once a sleep said so (leader) */
   for (;;) {
     uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;

@@ -4,9 +4,11 @@
  *
  * Each rank's p2p window has an eager slot per peer: a header line, then one
  * line per 8 bytes of the largest eager message. For message n from S to R:
- *   send:    put the data lines, then the header (the sender's size), all
- *            with flag sc_ll_flag(n), into R's slot for S; then wait for R's
- *            verdict in S's pad: eager_ack = n + 1 (taken), or a refusal.
+ *   send:    put the header (the sender's size) and the data lines, all
+ *            with flag sc_ll_flag(n), into R's slot for S, in any order (the
+ *            receive takes the message once every line carries the flag);
+ *            then wait for R's verdict in S's pad: eager_ack = n + 1
+ *            (taken), or a refusal.
  *   receive: wait until the header and every data line carry the flag
  *            (the sender did not give up on it: no ERROR in ready[0]),
  *            claim it (eager_taken = n + 1 in R's pad), copy the data to
@@ -65,31 +67,28 @@ SC_DEV_FN uint64_t *sc_p2p_eager_line(uint64_t *slot, uint64_t l) {
   return slot + l * (SC_LL_LINE_BYTES / 8);
 }
 
-/* The header alone (leader): a rendezvous send's, for an eager receive. */
-SC_DEV_FN void sc_p2p_eager_header(uint64_t *slot, uint64_t bytes, uint64_t msg) {
-  sc_ll_push(sc_p2p_eager_line(slot, 0), bytes, sc_ll_flag(msg));
+/* The header alone (leader): a rendezvous send's, for an eager receive.
+ * `flag`: sc_ll_flag of the message's number. */
+SC_DEV_FN void sc_p2p_eager_header(uint64_t *slot, uint64_t bytes, uint32_t flag) {
+  sc_ll_push(sc_p2p_eager_line(slot, 0), bytes, flag);
 }
 
-/* The sender puts message msg (every thread; the header after the data). */
+/* The sender puts its message (every thread, each with the message's
+ * flag): the header and the data lines in one pass, no sync between them. */
 SC_DEV_FN void sc_p2p_eager_put(sc_dev_ctx_t *ctx, uint64_t *slot, const void *buf,
-                                uint64_t bytes, uint64_t msg) {
-  uint32_t flag = sc_ll_flag(msg);
-  uint64_t lines = sc_p2p_eager_lines(bytes) - 1;
+                                uint64_t bytes, uint32_t flag) {
+  uint64_t lines = sc_p2p_eager_lines(bytes);
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))
-    sc_ll_push(sc_p2p_eager_line(slot, 1 + l), sc_ll_take(buf, l, bytes), flag);
-  sc_dev_sync(ctx);
-  if (sc_dev_leader(ctx))
-    sc_p2p_eager_header(slot, bytes, msg);
+    sc_ll_push(sc_p2p_eager_line(slot, l), l == 0 ? bytes : sc_ll_take(buf, l - 1, bytes), flag);
 }
 
-/* One look at message msg in the slot (every thread): whether every data
- * line of a `bytes` message carries its flag; the leader also reads the
+/* One look at the message of `flag` in the slot (every thread): whether
+ * every data line of a `bytes` message carries the flag; the leader also reads the
  * header: the sender's size, or UINT64_MAX when it is not there yet.
  * Nothing is written: a message refused for its size leaves the buffer as
  * it was. */
-SC_DEV_FN int sc_p2p_eager_arrived(sc_dev_ctx_t *ctx, uint64_t *slot, uint64_t bytes, uint64_t msg,
+SC_DEV_FN int sc_p2p_eager_arrived(sc_dev_ctx_t *ctx, uint64_t *slot, uint64_t bytes, uint32_t flag,
                                    uint64_t *sent) {
-  uint32_t flag = sc_ll_flag(msg);
   uint64_t lines = sc_p2p_eager_lines(bytes) - 1, v;
   int missing = 0;
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))

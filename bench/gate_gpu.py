@@ -106,19 +106,40 @@ class Rows:
     def check_hosts(self, folder):
         """run_gpu.sh's gpus-runK-PART.txt (nvidia-smi -L at the start of each
         part of run K): the runs must share one host, which the JSON's machine
-        (model names) cannot tell apart from another of its kind."""
-        lists = {}
+        (model names) cannot tell apart from another of its kind. A run with
+        results but no record, or a record that lists no GPU (nvidia-smi
+        failed), leaves the host unknown. On simulated GPUs (no nvidia-smi)
+        the record is a line `HOST name`."""
+        runs = set()
+        for path in glob.glob(os.path.join(folder, "*.json")):
+            m = re.search(r"-run(\d+)\.json$", os.path.basename(path))
+            if m:
+                runs.add(int(m.group(1)))
+        lists, recorded = {}, set()
         for path in sorted(glob.glob(os.path.join(folder, "gpus-run*.txt"))):
+            name = os.path.basename(path)
             try:
                 with open(path, encoding="utf-8", errors="replace") as f:
                     lines = (line.strip().lstrip("\ufeff") for line in f)
-                    gpus = tuple(line for line in lines if re.match(r"GPU \d+:", line))
+                    gpus = tuple(line for line in lines if re.match(r"GPU \d+:|HOST ", line))
             except OSError as e:
                 self.problems.append(f"cannot read {path}: {e}")
                 continue
-            lists.setdefault(gpus, []).append(os.path.basename(path))
+            if not gpus:
+                self.problems.append(f"{name} lists no GPU (did nvidia-smi -L fail there?): that run's host is unknown")
+                continue
+            m = re.match(r"gpus-run(\d+)", name)
+            if m:
+                recorded.add(int(m.group(1)))
+            lists.setdefault(gpus, []).append(name)
+        missing = sorted(runs - recorded)
+        if missing:
+            which = ", ".join(str(k) for k in missing)
+            self.problems.append(f"run{'s' if len(missing) > 1 else ''} {which} ha{'ve' if len(missing) > 1 else 's'} "
+                                 f"results but no host record (gpus-runK-PART.txt, written by run_gpu.sh): "
+                                 f"the gate compares runs of one host")
         if len(lists) > 1:
-            said = "; ".join(f"{', '.join(names)}: {' / '.join(g) or 'no GPU listed'}" for g, names in lists.items())
+            said = "; ".join(f"{', '.join(names)}: {' / '.join(g)}" for g, names in lists.items())
             self.problems.append(f"runs on more than one host (the gate compares runs of one host): {said}")
 
     def add(self, path, doc):

@@ -202,8 +202,14 @@ if [ "$GATE" = 1 ]; then
         [ -n "$ONLY_RUN" ] && [ "$r" != "$ONLY_RUN" ] && continue
         for part in $PARTS; do
             # Which host ran this part of run r (calls of --part may land on
-            # other hosts): the verdict refuses runs of several hosts.
-            nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
+            # other hosts): the verdict refuses runs of several hosts, and
+            # a record without GPUs (nvidia-smi failed). Without nvidia-smi
+            # (simulated GPUs) the host's name stands for them.
+            if command -v nvidia-smi >/dev/null 2>&1; then
+                nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
+            else
+                echo "HOST $(hostname) (no nvidia-smi: simulated GPUs)" >"$OUT/gpus-run$r-$part.txt"
+            fi
             np=$NP
             [ "$part" = 2 ] && np=2
             if [ "$gpus" -gt 0 ] && [ "$gpus" -lt "$np" ]; then

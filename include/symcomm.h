@@ -83,9 +83,14 @@ typedef struct symcomm_config {
                            fails with SYMCOMM_ERR_ABORTED, and the other ranks' inits fail
                            naming this rank. Only init reads it, never drains it; the caller
                            may close it once init returned. 0 = none (stdin is never watched). */
+  int max_blocks;       /* > 0: a collective's kernel runs on at most this many blocks (each
+                           takes an SM's share) on each GPU, 1..128, leaving the rest to the
+                           caller's kernels; 0 = SYMCOMM_COLL_MAX_BLOCKS. Every rank must give
+                           the same: a collective between ranks with different caps fails on
+                           every rank. A split keeps its parent's. */
 } symcomm_config_t;
 
-#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL, 0}
+#define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL, 0, 0}
 
 /* ---------------------------------------------------------------- library */
 

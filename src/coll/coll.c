@@ -220,6 +220,9 @@ sc_result_t sc_coll_create(sc_comm_view_t *view, sc_coll_t **out) {
   c->area = (size_t)scratch / 4 / 64 * 64;
   c->oneshot_max = (size_t)oneshot;
   c->blocks = (uint32_t)blocks;
+  /* The communicator's own cap (config.max_blocks) before the process's. */
+  if (view->max_blocks > 0)
+    max_blocks = view->max_blocks;
   c->max_blocks = max_blocks > 0 ? (uint32_t)max_blocks : SC_COLL_MAX_BLOCKS;
   c->early_start = early == 1;
   c->ll_max = view->nranks <= SC_LL_MAX_RANKS ? (size_t)ll / SC_LL_LINE_DATA * SC_LL_LINE_DATA : 0;

@@ -55,6 +55,7 @@ typedef struct sc_comm_options {
   int host_ranks_hint; /* ranks of the whole job on this host, as the launcher or a parent knows; 0 = unknown */
   bool check_calls;    /* SYMCOMM_CHECK: collectives compare calls through the root */
   int abort_fd;        /* config.abort_fd (init only: a split does not inherit it); 0 = none */
+  int max_blocks;      /* config.max_blocks (a split inherits it); 0 = SYMCOMM_COLL_MAX_BLOCKS */
 } sc_comm_options_t;
 
 struct symcomm_comm {

@@ -180,6 +180,13 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
                               config->abort_fd);
       o.abort_fd = config->abort_fd;
     }
+    if (config->size >= offsetof(symcomm_config_t, max_blocks) + sizeof(int)) {
+      if (config->max_blocks < 0 || config->max_blocks > SC_COLL_MAX_BLOCKS)
+        return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,
+                        "config.max_blocks = %d: use 0 (SYMCOMM_COLL_MAX_BLOCKS) or 1 to %d",
+                        config->max_blocks, SC_COLL_MAX_BLOCKS);
+      o.max_blocks = config->max_blocks;
+    }
   }
   *out = o;
   return SYMCOMM_OK;

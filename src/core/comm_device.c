@@ -67,6 +67,7 @@ static sc_result_t sc_comm_fill_view(struct symcomm_comm *comm) {
     long cores = sc_usable_cores();
     spin = cores > 0 && 2 * (long)ranks <= cores ? 20 : 0;
   }
+  v->max_blocks = comm->options.max_blocks;
   v->guard = (sc_guard_t){.status = comm->status, .timeout_ms = comm->options.timeout_ms,
                           .spin_us = (uint32_t)spin};
   v->exchanges = 0;

@@ -166,6 +166,7 @@ static ncclComm_t shim_comm_new(int nranks, const ncclUniqueId *id, int rank, in
   comm->rank = rank;
   comm->device = device;
   comm->blocking = cfg->blocking;
+  comm->max_blocks = cfg->max_blocks;
   if (id != NULL)
     comm->id = *id;
   if (cfg->name != NULL) {
@@ -230,6 +231,7 @@ void shim_comm_run_init(ncclComm_t comm) {
   cfg.device = comm->device;
   cfg.name = comm->has_name ? comm->name : NULL;
   cfg.abort_fd = comm->cancel_fd > 0 ? comm->cancel_fd : 0;
+  cfg.max_blocks = comm->max_blocks;
   symcomm_result_t res = symcomm_comm_init(&comm->sc, comm->nranks,
                                            (const symcomm_unique_id_t *)&comm->id, comm->rank, &cfg);
   symcomm_comm_t errcomm = NULL;
@@ -468,6 +470,19 @@ static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclCom
   if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
     return shim_fail(ncclInvalidArgument, "%s: color %d is negative (NCCL_SPLIT_NOCOLOR is %d)",
                      call, color, NCCL_SPLIT_NOCOLOR);
+  /* symcomm's split keeps the parent's cap: another one cannot be had. */
+  if (cfg.max_blocks != 0 && cfg.max_blocks != comm->max_blocks)
+    return comm->max_blocks == 0
+               ? shim_fail(ncclInvalidUsage,
+                           "%s: config.maxCTAs is %d, but the parent was made without one: a "
+                           "split keeps its parent's cap on a collective's blocks; leave it unset",
+                           call, cfg.max_blocks)
+               : shim_fail(ncclInvalidUsage,
+                           "%s: config.maxCTAs is %d, but the parent's is %d: a split keeps its "
+                           "parent's cap on a collective's blocks; give the parent's, or leave it "
+                           "unset",
+                           call, cfg.max_blocks, comm->max_blocks);
+  cfg.max_blocks = comm->max_blocks;
   symcomm_comm_t sc = NULL;
   res = shim_result(symcomm_comm_split(comm->sc, color, key, &sc), comm->sc);
   if (res != ncclSuccess)

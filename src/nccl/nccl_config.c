@@ -11,6 +11,10 @@
 /* ncclConfig_t first appeared in NCCL 2.14. */
 #define SHIM_CONFIG_OLDEST NCCL_VERSION(2, 14, 0)
 
+/* symcomm's most blocks for a collective (config.max_blocks); a larger
+ * maxCTAs allows every one of them. */
+#define SHIM_MAX_CTAS 128
+
 #define SHIM_HAS(config, field) \
   ((config)->size >= offsetof(ncclConfig_t, field) + sizeof((config)->field))
 
@@ -38,6 +42,15 @@ ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim
     }
     if (SHIM_HAS(config, commName))
       c.name = config->commName;
+    /* maxCTAs caps the blocks (SMs) of a collective, as symcomm's
+     * max_blocks does; minCTAs is a floor NCCL may exceed and symcomm, which
+     * picks blocks by size, does not keep: ignored. */
+    if (SHIM_HAS(config, maxCTAs) && config->maxCTAs != NCCL_CONFIG_UNDEF_INT) {
+      if (config->maxCTAs < 1)
+        return shim_fail(ncclInvalidArgument, "%s: config.maxCTAs is %d, not at least 1", call,
+                         config->maxCTAs);
+      c.max_blocks = config->maxCTAs < SHIM_MAX_CTAS ? config->maxCTAs : SHIM_MAX_CTAS;
+    }
   }
   *out = c;
   return ncclSuccess;

@@ -68,6 +68,7 @@ struct ncclComm {
   int rank, nranks, device;
   bool cuda;     /* on the CUDA backend (else simulated GPUs) */
   bool blocking; /* config.blocking */
+  int max_blocks; /* config.maxCTAs as given to symcomm (0: none); a split keeps it */
   _Atomic int state;
   int holds; /* calls using it now (shim_comm_hold); under the registry's lock */
   ncclResult_t init_result;  /* once state is not PENDING */
@@ -118,6 +119,7 @@ int shim_current_device(void);
 typedef struct shim_config {
   bool blocking;
   const char *name;
+  int max_blocks; /* config.maxCTAs (symcomm's config.max_blocks); 0: not given */
 } shim_config_t;
 /* Reads a caller's ncclConfig_t (NULL = defaults), built against this or
  * another NCCL header: its size and version say which fields it has. */

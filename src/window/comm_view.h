@@ -27,6 +27,7 @@ typedef struct sc_comm_view {
   uint32_t *dev_stop;      /* the stop word's copy in device memory (copy_word), 0 until it stops */
   int abort_fd;            /* readable once aborted or failed (host-side waits) */
   int64_t timeout_ms;
+  int max_blocks;          /* config.max_blocks: caps a collective's blocks; 0 = SYMCOMM_COLL_MAX_BLOCKS */
   sc_guard_t guard;        /* what bounds its programs' waits (status and timeout) */
   uint64_t exchanges; /* fd exchanges so far: every rank counts the same */
   sc_dev_window_t *windows; /* [SC_MAX_WINDOWS] live windows, for host code (peer: host arrays) */

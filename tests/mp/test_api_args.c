@@ -192,6 +192,11 @@ int main(void) {
   config.device = 1000;
   EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.device = 1000");
   config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;
+  config.max_blocks = 129;
+  EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.max_blocks = 129");
+  config.max_blocks = -1;
+  EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.max_blocks = -1");
+  config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;
   config.backend = "gpu";
   EXPECT_BAD(symcomm_comm_init(&comm, 1, &id, 0, &config), "config.backend = 'gpu'");
   config = (symcomm_config_t)SYMCOMM_CONFIG_INITIALIZER;

@@ -1101,11 +1101,15 @@ static void test_abort_queued(void) {
     TEST_OK(symcomm_signal(win, 0, 0, 1, SYMCOMM_SIGNAL_SET, s2));
     TEST_OK(symcomm_stream_synchronize(s2));
     symcomm_result_t r = symcomm_stream_synchronize(held);
+    /* The stream is comm's: its sentence is comm's last error. */
     printf("rank 0: the %s queued before the abort: %s (%s)\n", kind,
-           symcomm_result_string(r), r == SYMCOMM_OK ? "" : symcomm_last_error(sub));
+           symcomm_result_string(r), r == SYMCOMM_OK ? "" : symcomm_last_error(comm));
     TEST_ASSERT(r == SYMCOMM_ERR_ABORTED,
                 "the %s queued before this rank's abort and run after it: %s", kind,
                 symcomm_result_string(r));
+    TEST_ASSERT(test_contains(symcomm_last_error(comm), "abort"),
+                "the sentence of the %s stopped by the abort does not say so: '%s'", kind,
+                symcomm_last_error(comm));
   } else {
     symcomm_result_t r = symcomm_stream_synchronize(ss);
     printf("rank %d: %s (%s)\n", rank, symcomm_result_string(r),

@@ -9,6 +9,7 @@
  * communicators of its time. Every element is checked exactly, the
  * data depends on rank and index, and outputs are reset before each call.
  *   test_nccl_shim ID-FILE   (rank 0 writes the unique id there; the others read it)
+ *   SHIM_TEST_MAX_CTAS=N test_nccl_shim ID-FILE   only config.maxCTAs = N (test_max_ctas)
  * Host memory stands in for device memory, and a NULL stream makes each call
  * return once its work is done (README.md, "libnccl.so.2"). */
 #include <dlfcn.h>
@@ -703,6 +704,46 @@ static void test_abort_pending_init(const char *base) {
   printf("rank 0: abort of a pending init returned in %.3f s\n", took);
 }
 
+/* A float32 sum of n elements from a into b (reset first), checked. */
+static void sum_checked(ncclComm_t comm, float *a, float *b, size_t n, int seed, const char *what) {
+  reset(b, n * sizeof(float));
+  fill_reduce(a, n, ncclFloat32, ncclSum, seed, g_rank);
+  NCCL_OK(ncclAllReduce(a, b, n, ncclFloat32, ncclSum, comm, NULL));
+  check_reduced(b, n, ncclFloat32, ncclSum, seed, what);
+}
+
+/* config.maxCTAs = cap (SHIM_TEST_MAX_CTAS): float32 sums from 8 B to 8 MiB,
+ * checked; a split that leaves maxCTAs unset keeps the cap, one that asks
+ * another is refused, and a cap below 1 is refused at init. That the blocks
+ * stayed within the cap the script reads in the INFO lines of the choices. */
+static void test_max_ctas(ncclUniqueId id, int cap) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  ncclComm_t comm = NULL, child = NULL;
+  cfg.maxCTAs = 0;
+  NCCL_REFUSED(ncclInvalidArgument, "config.maxCTAs is 0",
+               ncclCommInitRankConfig(&comm, g_nranks, id, g_rank, &cfg));
+  cfg.maxCTAs = cap;
+  NCCL_OK(ncclCommInitRankConfig(&comm, g_nranks, id, g_rank, &cfg));
+  size_t most = (size_t)8 << 20;
+  float *a = malloc(most), *b = malloc(most);
+  if (a == NULL || b == NULL)
+    FAIL("no memory");
+  int seed = 500000;
+  for (size_t bytes = 8; bytes <= most; bytes *= 4)
+    sum_checked(comm, a, b, bytes / sizeof(float), ++seed, "all-reduce under maxCTAs");
+  ncclConfig_t split = NCCL_CONFIG_INITIALIZER;
+  split.maxCTAs = cap > 1 ? cap - 1 : 2;
+  NCCL_REFUSED(ncclInvalidUsage, "the parent's is", ncclCommSplit(comm, 0, g_rank, &child, &split));
+  split.maxCTAs = NCCL_CONFIG_UNDEF_INT;
+  NCCL_OK(ncclCommSplit(comm, 0, g_rank, &child, &split));
+  sum_checked(child, a, b, most / sizeof(float), ++seed, "all-reduce on a split under maxCTAs");
+  NCCL_OK(ncclCommDestroy(child));
+  NCCL_OK(ncclCommDestroy(comm));
+  free(a);
+  free(b);
+  printf("rank %d: maxCTAs %d: all-reduces and a split ok\n", g_rank, cap);
+}
+
 static void exchange_id(const char *path, ncclUniqueId *id) {
   if (g_rank == 0) {
     char tmp[4096];
@@ -741,6 +782,10 @@ int main(int argc, char **argv) {
   if (g_rank == 0)
     NCCL_OK(ncclGetUniqueId(&id));
   exchange_id(argv[1], &id);
+  if (getenv("SHIM_TEST_MAX_CTAS") != NULL) {
+    test_max_ctas(id, atoi(getenv("SHIM_TEST_MAX_CTAS")));
+    return 0;
+  }
 
   /* a non-blocking init: in progress, then ready */
   ncclComm_t comm = NULL;

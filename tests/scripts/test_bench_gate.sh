@@ -80,6 +80,7 @@ doc("symcomm", 4, 0, False, ["allreduce"])
 doc("symcomm", 4, 1, True, ["allreduce"])
 doc("nccl", 4, 0, True, ["allreduce"])
 extra = {"mpi.json": {"tool": "mpi-baseline", "engine": "openmpi", "nranks": 4, "rows": []}}
+extra.update({f"gpus-run{k}-np.txt": "GPU 0: NVIDIA H200 (UUID: GPU-a)\n" for k in (1, 2, 3)})
 def rows(engine, nranks, reg, op, b):
     return [r for dd in files[(engine, nranks, reg, False)] for r in dd["rows"]
             if r["op"] == op and r["bytes"] == b and not r["inplace"]]
@@ -165,6 +166,8 @@ unjudged=(
   "a failed run|extra['nccl-np2-R0-run2.failed'] = ''|a run failed: nccl-np2-R0-run2"
   "two machines|files[('nccl', 2, 1, False)][1].update(machine='another / 2x H100')|rows from more than one machine"
   "two hosts of one kind|extra.update({f'gpus-run{k}-{p}.txt': f'GPU 0: NVIDIA H200 (UUID: GPU-{\"a\" if (k, p) != (3, \"2\") else \"b\"})\\n' for k in (1, 2, 3) for p in ('np', '2')})|runs on more than one host (the gate compares runs of one host): gpus-run1-2.txt, gpus-run1-np.txt, gpus-run2-2.txt, gpus-run2-np.txt, gpus-run3-np.txt: GPU 0: NVIDIA H200 (UUID: GPU-a); gpus-run3-2.txt: GPU 0: NVIDIA H200 (UUID: GPU-b)"
+  "a run without its host record|del extra['gpus-run2-np.txt']|run 2 has results but no host record"
+  "nvidia-smi failed at a run's start|extra['gpus-run3-np.txt'] = 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\\n'|gpus-run3-np.txt lists no GPU (did nvidia-smi -L fail there?)"
   "a time of 0|rows('symcomm', 2, 1, 'allgather', 64)[0].update(time_us=0)|allgather float32 64 B: time 0"
   "another GEMM|[r.update(gemm_n=128) for r in gemm('symcomm')]|the GEMM was not 8192 x 8192"
   "a file that is a list|extra['nccl-np4-R0-run9.json'] = []|cannot read"

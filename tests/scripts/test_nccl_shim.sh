@@ -6,6 +6,7 @@
 # missing is a failure (never a silent pass).
 #   test_nccl_shim.sh        the program
 #   test_nccl_shim.sh perf   symcomm-perf --engine nccl on it: every op and dtype
+#   test_nccl_shim.sh maxctas   config.maxCTAs caps a collective's blocks (3 ranks)
 set -u
 B=${B:-build}
 lib=$B/lib/nccl/libnccl.so.2
@@ -47,6 +48,26 @@ if [ "${1:-}" = perf ]; then
       "$d/perf.txt" || fail "-R $reg: $(tail -3 "$d/perf.txt")"
     echo "ok: symcomm-perf --engine nccl over symcomm's libnccl.so.2, 4 ranks, every op and dtype, -R $reg"
   done
+  exit 0
+fi
+if [ "${1:-}" = maxctas ]; then
+  # config.maxCTAs: the INFO line of every choice (rank 0's) says the blocks
+  # it runs on: at most the cap, and the cap reached; with a cap of 128 some
+  # size runs on more than 2 (so the sizes test the cap of 2).
+  for cap in 128 2; do
+    "$B/bin/symcomm-run" -n 3 --timeout 100 -- env -u SYMCOMM_ADDR SHIM_TEST_MAX_CTAS=$cap \
+      SYMCOMM_DEBUG=INFO SYMCOMM_DEBUG_SUBSYS=COLL SYMCOMM_DEBUG_FILE="$d/log$cap.%r" \
+      "$B/tests/nccl/test_nccl_shim" "$d/id$cap" >"$d/out$cap.txt" 2>&1 ||
+      fail "maxCTAs $cap: $(tail -5 "$d/out$cap.txt")"
+    most=$(grep -o "COLL allreduce of .*, [0-9]* blocks\?" "$d/log$cap.0" | awk '{print $(NF-1)}' | sort -n | tail -1)
+    [ -n "$most" ] || fail "maxCTAs $cap: no choices logged"
+    if [ $cap = 2 ]; then
+      [ "$most" -eq 2 ] || fail "with maxCTAs 2 the most blocks logged were $most"
+    else
+      [ "$most" -gt 2 ] || fail "with maxCTAs 128 no size ran on more than 2 blocks (most $most)"
+    fi
+  done
+  echo "ok: config.maxCTAs caps a collective's blocks ($most at most), a split keeps it, another refused"
   exit 0
 fi
 # Under symcomm-run SYMCOMM_ADDR is the launcher's root; ncclGetUniqueId

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test-gpu: the CUDA backend on a host with NVIDIA GPUs (made for 4).
+# make test-gpu: the CUDA backend on a host with NVIDIA GPUs (made for 4; the
+# steps that need 8 run where there are 8, else say SKIP).
 #   bash tests/gpu/run.sh [BUILD]      (logs under $OUT, else BUILD/gpu-logs)
 #   ONLY='^async_error|^fault_' bash tests/gpu/run.sh   runs only the steps whose
 #   names match that bash regular expression (the others are not counted)
@@ -116,6 +117,9 @@ job coll_matrix_4 150 4 "$mp/test_coll" matrix
 job coll_large_4 120 4 "$mp/test_coll" large
 job coll_huge_2 240 2 "$mp/test_coll" huge
 job coll_huge_4 240 4 "$mp/test_coll" huge
+# On 8 GPUs (NVSwitch hosts: one-shot reads 7 peers; issue 12).
+job coll_matrix_8 240 8 "$mp/test_coll" matrix
+job coll_large_8 180 8 "$mp/test_coll" large
 # Each all-reduce algorithm forced (log checked), every dtype x op.
 gpus coll_forced_oneshot_4 4 && step coll_forced_oneshot_4 180 env SYMCOMM_BACKEND=cuda bash tests/scripts/test_coll_forced.sh oneshot 4
 gpus coll_forced_twoshot_4 4 && step coll_forced_twoshot_4 180 env SYMCOMM_BACKEND=cuda bash tests/scripts/test_coll_forced.sh twoshot 4
@@ -148,6 +152,8 @@ job p2p_sizes_4 120 4 "$mp/test_p2p" sizes
 job p2p_into_windows_2 60 2 "$mp/test_p2p" window
 job p2p_into_windows_4 60 4 "$mp/test_p2p" window
 job p2p_alltoall_4 60 4 "$mp/test_p2p" alltoall
+job p2p_sizes_8 180 8 "$mp/test_p2p" sizes
+job p2p_alltoall_8 90 8 "$mp/test_p2p" alltoall
 job p2p_big_group_4 60 4 "$mp/test_p2p" biggroup
 job p2p_order_10000 90 2 "$mp/test_p2p" order
 job p2p_two_streams 60 2 "$mp/test_p2p" streams
@@ -230,6 +236,10 @@ hjob net_p2p_sizes_4x2h 180 4 2 "$mp/test_p2p" sizes
 hjob net_p2p_ring_4h 120 4 4 "$mp/test_p2p" ring
 hjob net_coll_matrix_2x2 300 4 2 "$mp/test_coll" matrix
 hjob net_coll_large_2x2 240 4 2 "$mp/test_coll" large
+# Seed 003's job on the host's GPUs split into 2 simulated hosts: TP inside
+# each over NVLink, DP across them over TCP (2 x 4 needs 8 GPUs; issue 12).
+hjob tp_dp_2x2 120 4 2 "$mp/test_tp_dp"
+hjob tp_dp_2x4 150 8 2 "$mp/test_tp_dp"
 
 # Every collective, a ring and put/signal under compute-sanitizer memcheck.
 gpus memcheck_2 2 && step memcheck_2 300 bash tests/gpu/memcheck.sh "$B"

@@ -141,6 +141,19 @@ $(CUDA_LIB): $(CUDA_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libsymcomm_cuda.so -Wl,-z,defs $(LDFLAGS) -o $@ $^ -pthread -ldl
 
+# The program table on the CPU (tests/scripts/test_cuda_kernel_names.sh):
+# cuda_programs.c compiled into the test itself, with cuda.h for its types.
+CUDA_PROGRAMS_TEST := $(BUILD)/tests/cuda_host/test_cuda_programs
+ifneq ($(CUDA_TARGET),)
+tests: $(CUDA_PROGRAMS_TEST)
+endif
+$(CUDA_PROGRAMS_TEST): tests/cuda_host/test_cuda_programs.c src/backend/cuda/cuda_programs.c Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	@mkdir -p $(BUILD)/obj/tests/cuda_host
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $(BUILD)/obj/tests/cuda_host/test_cuda_programs.d -Isrc \
+	  -isystem $(CUDA_HOME)/include $(LDFLAGS) -o $@ $<
+
 # test_gpu_bulk (tests/gpu/run.sh): the host reference is device/reduce.h;
 # its kernel, gpu_bulk_kernels.cu, is a fatbin of its own that it loads.
 GPU_BULK_FATBIN := $(BUILD)/obj/tests/gpu/gpu_bulk_kernels.fatbin

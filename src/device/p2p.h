@@ -392,6 +392,50 @@ SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return whole && sc_p2p_eager_claim(&mine->eager_taken.value, msg);
 }
 
+/* An eager send, put, waits for the receiver's verdict (sc_p2p_eager_acked,
+ * looked at again up to SC_DEV_QUICK_POLLS times): the block's verdict, 1
+ * taken, 0 not yet, -1 failed (err filled by the leader). */
+SC_DEV_FN int sc_p2p_eager_send_end(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
+                                    const sc_p2p_op_t *op, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+  int r = 0;
+  if (sc_dev_leader(ctx)) {
+    r = sc_p2p_eager_acked(ctx, d, h->mine, h->theirs, op, c, err);
+    for (int i = 0; r == 0 && i < SC_DEV_QUICK_POLLS; i++)
+      r = sc_p2p_eager_acked(ctx, d, h->mine, h->theirs, op, c, err);
+  }
+  return sc_dev_share(ctx, r);
+}
+
+/* An eager receive takes its message if it came whole (every thread): the
+ * block's verdict; on 1 the data is in the buffer and the ack on its way.
+ * A verdict of 0 or -1 leaves the buffer as it was, and -1's stores (a
+ * refusal) may be made again by a later look. */
+SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
+                                const sc_p2p_op_t *op, const sc_p2p_cursor_t *c,
+                                sc_dev_error_t *err) {
+  int leader = sc_dev_leader(ctx), r = 0;
+  uint64_t sent = UINT64_MAX, *slot = h->slot_here, v;
+  /* The header first, alone: one line, the quickest look. */
+  for (int i = 0; leader && i < SC_DEV_QUICK_POLLS; i++)
+    if (sc_ll_read(sc_p2p_eager_line(slot, 0), c->flag, &v))
+      break;
+  int whole = sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent);
+  if (leader)
+    r = sc_p2p_eager_verdict(ctx, d, h->mine, h->theirs, op, c->msg, whole, sent, err);
+  r = sc_dev_share(ctx, r);
+  if (r != 1)
+    return r;
+  sc_p2p_eager_copy(ctx, slot, op->buf, op->bytes);
+  sc_dev_sync(ctx);
+  if (leader) {
+    /* The slot is read: the sender may reuse it. No fence: nothing this
+     * rank wrote must reach the sender first. */
+    sc_dev_store_relaxed(&h->theirs->eager_ack.value, c->msg + 1);
+    sc_dev_ring(&h->peer_pad->bell);
+  }
+  return 1;
+}
+
 /* A lane waits for its message (leader): published (1), not yet (0), or failed (-1: the pair failed, or the message
  * published under its number is another launch's op). */
 SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_queue_t *q,
@@ -514,32 +558,9 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       }
       c->phase = SC_P2P_PHASE_EAGER;
     } else if (c->phase == SC_P2P_PHASE_EAGER) {
-      if (send) {
-        if (leader) {
-          r = sc_p2p_eager_acked(ctx, d, mine, theirs, op, c, err);
-          for (int i = 0; r == 0 && i < SC_DEV_QUICK_POLLS; i++)
-            r = sc_p2p_eager_acked(ctx, d, mine, theirs, op, c, err);
-        }
-        SC_P2P_VERDICT(ctx, r);
-      } else {
-        uint64_t sent = UINT64_MAX, *slot = h->slot_here, v;
-        /* The header first, alone: one line, the quickest look. */
-        for (int i = 0; leader && i < SC_DEV_QUICK_POLLS; i++)
-          if (sc_ll_read(sc_p2p_eager_line(slot, 0), c->flag, &v))
-            break;
-        int whole = sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent);
-        if (leader)
-          r = sc_p2p_eager_verdict(ctx, d, mine, theirs, op, c->msg, whole, sent, err);
-        SC_P2P_VERDICT(ctx, r);
-        sc_p2p_eager_copy(ctx, slot, op->buf, op->bytes);
-        sc_dev_sync(ctx);
-        if (leader) {
-          /* The slot is read: the sender may reuse it. No fence: nothing
-           * this rank wrote must reach the sender first. */
-          sc_dev_store_relaxed(&theirs->eager_ack.value, c->msg + 1);
-          sc_dev_ring(&peer_pad->bell);
-        }
-      }
+      r = send ? sc_p2p_eager_send_end(ctx, d, h, op, c, err) : sc_p2p_eager_take(ctx, d, h, op, c, err);
+      if (r <= 0)
+        return r < 0 ? -1 : moved;
       c->phase = SC_P2P_PHASE_FINISH;
     } else if (c->phase == SC_P2P_PHASE_HANDSHAKE) {
       if (leader && !send) {
@@ -654,7 +675,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
  * must first see an earlier message's ack goes on in the general loop
  * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
 SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
-                                  sc_p2p_cursor_t *c) {
+                                  sc_p2p_cursor_t *c, sc_dev_error_t *err) {
   sc_p2p_desc_t *d = a->desc;
   int leader = sc_dev_leader(ctx);
   uint32_t ticket[2] = {0, 0};
@@ -696,6 +717,19 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
       sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, k->flag);
       sc_dev_ring(&h->peer_pad->bell);
     }
+  }
+  /* Then one look at each message's end, here rather than in the general
+   * loop, which would first run through its other phases: what has not
+   * ended (or failed: the loop looks again and fails it) stays at EAGER. */
+  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
+    sc_p2p_cursor_t *k = &c[kind];
+    if (!eager[kind] || k->phase != SC_P2P_PHASE_EAGER)
+      continue;
+    const sc_p2p_op_t *op = &a->ops[k->op];
+    int r = kind == SC_P2P_SEND ? sc_p2p_eager_send_end(ctx, d, h, op, k, err)
+                                : sc_p2p_eager_take(ctx, d, h, op, k, err);
+    if (r == 1)
+      k->phase = SC_P2P_PHASE_FINISH;
   }
 }
 
@@ -787,7 +821,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     return;
   }
   if (a->width == 1)
-    sc_p2p_eager_start(ctx, a, &h, c);
+    sc_p2p_eager_start(ctx, a, &h, c, err);
   uint64_t departed = 0; /* ranks that left, once a sleep said so (leader) */
   for (;;) {
     uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;

@@ -87,7 +87,8 @@ typedef struct symcomm_config {
                            takes an SM's share) on each GPU, 1..128, leaving the rest to the
                            caller's kernels; 0 = SYMCOMM_COLL_MAX_BLOCKS. Every rank must give
                            the same: a collective between ranks with different caps fails on
-                           every rank. A split keeps its parent's. */
+                           every rank. A split keeps its parent's. SYMCOMM_COLL_BLOCKS (a fixed
+                           count, for tests) overrides it. */
 } symcomm_config_t;
 
 #define SYMCOMM_CONFIG_INITIALIZER {sizeof(symcomm_config_t), SYMCOMM_VERSION, 0, -1, NULL, NULL, 0, 0}

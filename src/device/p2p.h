@@ -675,7 +675,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
  * must first see an earlier message's ack goes on in the general loop
  * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
 SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
-                                  sc_p2p_cursor_t *c, sc_dev_error_t *err) {
+                                  sc_p2p_cursor_t *c) {
   sc_p2p_desc_t *d = a->desc;
   int leader = sc_dev_leader(ctx);
   uint32_t ticket[2] = {0, 0};
@@ -717,19 +717,6 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
       sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, k->flag);
       sc_dev_ring(&h->peer_pad->bell);
     }
-  }
-  /* Then one look at each message's end, here rather than in the general
-   * loop, which would first run through its other phases: what has not
-   * ended (or failed: the loop looks again and fails it) stays at EAGER. */
-  for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
-    sc_p2p_cursor_t *k = &c[kind];
-    if (!eager[kind] || k->phase != SC_P2P_PHASE_EAGER)
-      continue;
-    const sc_p2p_op_t *op = &a->ops[k->op];
-    int r = kind == SC_P2P_SEND ? sc_p2p_eager_send_end(ctx, d, h, op, k, err)
-                                : sc_p2p_eager_take(ctx, d, h, op, k, err);
-    if (r == 1)
-      k->phase = SC_P2P_PHASE_FINISH;
   }
 }
 
@@ -821,7 +808,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     return;
   }
   if (a->width == 1)
-    sc_p2p_eager_start(ctx, a, &h, c, err);
+    sc_p2p_eager_start(ctx, a, &h, c);
   uint64_t departed = 0; /* ranks that left, once a sleep said so (leader) */
   for (;;) {
     uint32_t seen = leader ? sc_dev_bell_read(&my_pad->bell) : 0;

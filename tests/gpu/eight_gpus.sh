@@ -9,7 +9,9 @@
 #   bash tests/gpu/eight_gpus.sh gate K    bench/run_gpu.sh --gate --np 8, run K of
 #                                          every part (symcomm and NCCL alternately)
 # Writes $OUT/eight-test.tgz or $OUT/eight-gateK.tgz (OUT: the device tool's
-# folder; else build/eight). Judge the runs, once all are here, with
+# folder; else build/eight) and exits as the part did. Judge the runs, once
+# all are here, unpacked into one folder (the files of eight-gate1/,
+# eight-gate2/, ... together), with
 #   bash bench/run_gpu.sh --report --np 8 --out FOLDER
 # (runs from different hosts are refused there: each part records its GPUs).
 # Needs the build (make -j tests) carried over; builds nothing.
@@ -30,7 +32,8 @@ test)
   mkdir -p "$work"
   nvidia-smi -L >"$work/gpus.txt" 2>&1
   OUT="$work/test-gpu" timeout -k 5 560 bash tests/gpu/run.sh "$B" >"$work/test-gpu.out" 2>&1
-  echo "test-gpu exited $? after $(($(date +%s) - t0)) s"
+  rc=$?
+  echo "test-gpu exited $rc after $(($(date +%s) - t0)) s"
   grep -E "^(PASS|FAIL|SKIP)|passed" "$work/test-gpu.out" | tail -12
   ;;
 gate)
@@ -40,7 +43,8 @@ gate)
   mkdir -p "$work"
   timeout -k 5 560 bash bench/run_gpu.sh --gate --np 8 --part "np 2 gemm" --run "$k" --build "$B" \
     --no-make --out "$work" --timeout 300 >"$work/run_gpu.out" 2>&1
-  echo "run_gpu.sh exited $? after $(($(date +%s) - t0)) s"
+  rc=$?
+  echo "run_gpu.sh exited $rc after $(($(date +%s) - t0)) s"
   tail -5 "$work/run_gpu.out"
   ;;
 *)
@@ -49,3 +53,4 @@ gate)
 esac
 tar czf "$work.tgz" -C "$(dirname "$work")" "$(basename "$work")" && rm -rf "$work"
 ls -la "$work.tgz"
+exit "$rc"

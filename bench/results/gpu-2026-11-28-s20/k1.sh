@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # session 20 call k1 (2 GPUs; prepared, not run: no 2-GPU kind was lent): small send/recv. Variants of the P2P kernel (libsymcomm_cuda.so, the rest
 # identical): base = c1dec7c (main before this session), start = 74e57a4 (the eager start: tickets and
-# order loads in flight together, one share, the message pushed at once), new = this build (also the
-# message's end, ack or take, looked at once in the start); NCCL -R 0 and -R 1 in the same rounds.
+# order loads in flight together, one share, the message pushed at once), new = this build (the start,
+# with the EAGER phase's steps as functions); NCCL -R 0 and -R 1 in the same rounds.
 # Stamps (/work/trace's P2PTR, block 0 = the send, averages of 2048 calls): basetr (base), newtr (new;
-# its send claim/order/hs/pub columns are: start entered, after the share, after the put, after the end).
+# its send claim/order/hs columns are: start entered, after the share, after the put).
 # Then make test-gpu's steps that 2 GPUs run, with this build.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 t0=$(date +%s); O=$OUT/k1; mkdir -p $O; nvidia-smi -L | tee $O/gpus.txt

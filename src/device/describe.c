@@ -167,8 +167,7 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
     snprintf(buf, len,
              "ranks disagree on a collective: rank %lld called it with tag %llx, this rank with %llx: "
              "a different operation, count, type, reduction or root; different SYMCOMM_ALGO, "
-             "SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_BLOCKS, SYMCOMM_COLL_MAX_BLOCKS (config.max_blocks, "
-             "NCCL's maxCTAs) or "
+             "SYMCOMM_ONESHOT_MAX_BYTES, SYMCOMM_COLL_BLOCKS, SYMCOMM_COLL_MAX_BLOCKS or "
              "SYMCOMM_COLL_SCRATCH_BYTES; or buffers that are windows on "
              "some ranks only, or at different offsets, or overlap on some ranks only (all-reduce, "
              "all-gather, reduce-scatter, all-to-all; SYMCOMM_CHECK=1 names the calls)",

@@ -142,9 +142,11 @@ $(CUDA_LIB): $(CUDA_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libsymcomm_cuda.so -Wl,-z,defs $(LDFLAGS) -o $@ $^ -pthread -ldl
 
 # The program table on the CPU (tests/scripts/test_cuda_kernel_names.sh):
-# cuda_programs.c compiled into the test itself, with cuda.h for its types.
+# cuda_programs.c compiled into the test itself, with cuda.h for its types:
+# built wherever nvcc is, the sanitizer builds too (they have no backend,
+# but the table is plain C and worth running under them).
 CUDA_PROGRAMS_TEST := $(BUILD)/tests/cuda_host/test_cuda_programs
-ifneq ($(CUDA_TARGET),)
+ifneq ($(NVCC),)
 tests: $(CUDA_PROGRAMS_TEST)
 endif
 $(CUDA_PROGRAMS_TEST): tests/cuda_host/test_cuda_programs.c src/backend/cuda/cuda_programs.c Makefile

@@ -6,7 +6,7 @@
 # src/backend/cuda/kernels/, and every kernel defined there must be in the
 # table. Without nvcc the build has no CUDA backend: SKIP, saying so.
 #   bash tests/scripts/test_cuda_kernel_names.sh
-set -u
+set -u -o pipefail
 B=${B:-build}
 fail() { echo "FAIL: $*"; exit 1; }
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -23,8 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 for cu in src/backend/cuda/kernels/*.cu; do
   f=$(basename "$cu" .cu)
   "$nvcc" -E -std=c++17 -Isrc -Iinclude "$cu" 2>"$tmp/$f.err" | tr '\n' ' ' |
-    grep -oE 'extern "C" __attribute__\(\(global\)\) void (__attribute__\(\([^)]*\)+\) )?[a-z_0-9]+\(' |
-    sed -E 's/.* ([a-z_0-9]+)\($/\1/' | sort -u | sed "s/\$/ $f/" >>"$tmp/defined.txt" ||
+    grep -oE 'extern "C" __attribute__\(\(global\)\) void (__attribute__\(\([^)]*\)+\) )?[A-Za-z_0-9]+\(' |
+    sed -E 's/.* ([A-Za-z_0-9]+)\($/\1/' | sort -u | sed "s/\$/ $f/" >>"$tmp/defined.txt" ||
     fail "nvcc -E $cu: $(tail -3 "$tmp/$f.err")"
 done
 [ -s "$tmp/defined.txt" ] || fail "no kernel found in src/backend/cuda/kernels/*.cu"

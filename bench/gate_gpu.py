@@ -106,38 +106,49 @@ class Rows:
     def check_hosts(self, folder):
         """run_gpu.sh's gpus-runK-PART.txt (nvidia-smi -L at the start of each
         part of run K): the runs must share one host, which the JSON's machine
-        (model names) cannot tell apart from another of its kind. A run with
-        results but no record, or a record that lists no GPU (nvidia-smi
-        failed), leaves the host unknown. On simulated GPUs (no nvidia-smi)
-        the record is a line `HOST name`."""
-        runs = set()
+        (model names) cannot tell apart from another of its kind. Parts are
+        separate calls that may land on other hosts, so each (run, part) with
+        results needs its record; a record that lists no GPU (nvidia-smi
+        failed) leaves that part's host unknown (said once). On simulated GPUs
+        (no nvidia-smi) the record is a line `HOST name`. gpus-runK.txt (no
+        part: run_gpu.sh before parts) stands for every part of run K."""
+        results = {}  # (run, np, gemm)
         for path in glob.glob(os.path.join(folder, "*.json")):
-            m = re.search(r"-run(\d+)\.json$", os.path.basename(path))
+            m = re.search(r"-(gemm-)?np(\d+)-R\d+-run(\d+)\.json$", os.path.basename(path))
             if m:
-                runs.add(int(m.group(1)))
+                results[(int(m.group(3)), int(m.group(2)), bool(m.group(1)))] = True
+        top = max((np for (_, np, gemm) in results if not gemm), default=0)
+        def parts_of(np, gemm):  # which --part wrote it; NP 2 makes part np's names part 2's
+            if gemm:
+                return ("gemm",)
+            return ("np", "2") if np == 2 and top == 2 else (("2",) if np == 2 else ("np",))
         lists, recorded = {}, set()
         for path in sorted(glob.glob(os.path.join(folder, "gpus-run*.txt"))):
             name = os.path.basename(path)
+            m = re.match(r"gpus-run(\d+)(?:-(np|2|gemm))?\.txt$", name)
             try:
                 with open(path, encoding="utf-8", errors="replace") as f:
                     lines = (line.strip().lstrip("\ufeff") for line in f)
                     gpus = tuple(line for line in lines if re.match(r"GPU \d+:|HOST ", line))
             except OSError as e:
                 self.problems.append(f"cannot read {path}: {e}")
+                gpus = None
+            if m:  # said below or here: either way not missing
+                recorded.add((int(m.group(1)), m.group(2)))
+            if gpus is None:
                 continue
             if not gpus:
                 self.problems.append(f"{name} lists no GPU (did nvidia-smi -L fail there?): that run's host is unknown")
                 continue
-            m = re.match(r"gpus-run(\d+)", name)
-            if m:
-                recorded.add(int(m.group(1)))
             lists.setdefault(gpus, []).append(name)
-        missing = sorted(runs - recorded)
-        if missing:
-            which = ", ".join(str(k) for k in missing)
-            self.problems.append(f"run{'s' if len(missing) > 1 else ''} {which} ha{'ve' if len(missing) > 1 else 's'} "
-                                 f"results but no host record (gpus-runK-PART.txt, written by run_gpu.sh): "
-                                 f"the gate compares runs of one host")
+        missing = set()
+        for (k, np, gemm) in results:
+            parts = parts_of(np, gemm)
+            if (k, None) not in recorded and not any((k, p) in recorded for p in parts):
+                missing.add((k, parts[0]))
+        for k, part in sorted(missing):
+            self.problems.append(f"run {k} part {part} has results but no host record (gpus-run{k}-{part}.txt, "
+                                 f"written by run_gpu.sh): the gate compares runs of one host")
         if len(lists) > 1:
             said = "; ".join(f"{', '.join(names)}: {' / '.join(g)}" for g, names in lists.items())
             self.problems.append(f"runs on more than one host (the gate compares runs of one host): {said}")

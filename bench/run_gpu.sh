@@ -204,11 +204,14 @@ if [ "$GATE" = 1 ]; then
             # Which host ran this part of run r (calls of --part may land on
             # other hosts): the verdict refuses runs of several hosts, and
             # a record without GPUs (nvidia-smi failed). Without nvidia-smi
-            # (simulated GPUs) the host's name stands for them.
+            # (simulated GPUs, or a GPU host's PATH without it) the host's
+            # name stands for them.
             if command -v nvidia-smi >/dev/null 2>&1; then
                 nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
             else
-                echo "HOST $(hostname) (no nvidia-smi: simulated GPUs)" >"$OUT/gpus-run$r-$part.txt"
+                what="simulated GPUs"
+                [ -e /dev/nvidia0 ] && what="GPUs there, not listed"
+                echo "HOST $(hostname) (no nvidia-smi: $what)" >"$OUT/gpus-run$r-$part.txt"
             fi
             np=$NP
             [ "$part" = 2 ] && np=2

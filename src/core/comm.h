@@ -54,6 +54,7 @@ typedef struct sc_comm_options {
   char backend[8];     /* config.backend ("auto", "host", "cuda"); "" = SYMCOMM_BACKEND */
   int host_ranks_hint; /* ranks of the whole job on this host, as the launcher or a parent knows; 0 = unknown */
   bool check_calls;    /* SYMCOMM_CHECK: collectives compare calls through the root */
+  bool share_device;   /* SYMCOMM_SHARE_DEVICE: ranks of a host may use one device (tests) */
   int abort_fd;        /* config.abort_fd (init only: a split does not inherit it); 0 = none */
   int max_blocks;      /* config.max_blocks (a split inherits it); 0 = SYMCOMM_COLL_MAX_BLOCKS */
 } sc_comm_options_t;

@@ -139,6 +139,11 @@ sc_result_t sc_comm_options_resolve(const symcomm_config_t *config, sc_comm_opti
   if (check != 0 && check != 1)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_CHECK=%lld: use 0 or 1", check);
   o.check_calls = check == 1;
+  long long share = 0;
+  SC_CHECK(sc_param_int(SC_PARAM_SHARE_DEVICE, &share, NULL));
+  if (share != 0 && share != 1)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_ENV, "SYMCOMM_SHARE_DEVICE=%lld: use 0 or 1", share);
+  o.share_device = share == 1;
   if (config != NULL) {
     if (config->size < SC_CONFIG_V1_SIZE || config->version == 0)
       return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_INIT,

@@ -126,12 +126,21 @@ static sc_result_t sc_exchange_devices(struct symcomm_comm *comm, const sc_topo_
     comm->peers[r].dev = all[r].dev;
   }
   /* Seed 002: two ranks of one host on one device is a launch mistake. */
+  bool warned = false;
   for (int r = 0; res == SYMCOMM_OK && r < comm->nranks; r++) {
     for (int q = 0; q < r; q++) {
       const sc_peer_t *a = &comm->peers[q], *b = &comm->peers[r];
       if (a->host == b->host && a->busid == b->busid) {
         char busid[16];
         sc_busid_format(a->busid, busid, sizeof(busid));
+        if (comm->options.share_device) {
+          if (comm->rank == 0 && !warned)
+            SC_WARN(SC_TOPO, "ranks %d and %d on host %s share device %d (%s), and maybe others: "
+                    "SYMCOMM_SHARE_DEVICE=1, for tests only; their kernels take turns on it", q, r,
+                    a->hostname, a->dev, busid);
+          warned = true;
+          continue;
+        }
         res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_TOPO,
                        "ranks %d and %d on host %s both use device %d (%s): give each rank of a "
                        "host its own device (SYMCOMM_DEVICE, config.device, or leave both unset)",

@@ -494,6 +494,14 @@ SC_DEV_FN int sc_p2p_earlier_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return ack >= unacked;
 }
 
+/* A launch of groups of one block claimed a message (leader): no lane comes
+ * for its ticket, so each lane's ticket is skipped, that the lanes' n-th
+ * claims stay the n-th messages. */
+SC_DEV_FN void sc_p2p_skip_lanes(const sc_p2p_here_t *h, sc_p2p_queue_t *q) {
+  for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
+    sc_dev_skip_own32(&q->lane_tickets[l]);
+}
+
 /* Advances the cursor of one direction as far as it can go without waiting,
  * on every thread alike. Returns 1 if it moved, 0 if it must wait, -1 on
  * failure (err filled by the leader). */
@@ -525,11 +533,8 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       /* Every thread puts or checks some of an eager message's lines. */
       if (c->eager)
         c->flag = (uint32_t)sc_dev_share(ctx, (int)sc_ll_flag(c->msg));
-      /* A launch of groups of one block: no lane comes for its ticket, so
-       * that the lanes' n-th claims stay the n-th messages. */
       if (leader && a->width == 1)
-        for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
-          sc_dev_skip_own32(&q->lane_tickets[l]);
+        sc_p2p_skip_lanes(h, q);
       if (lane > 0 && lane >= c->parts) { /* the ticket taken, nothing to move */
         c->op = sc_p2p_next(a, group, kind, c->op + 1);
         moved = 1;
@@ -670,8 +675,8 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
  * of each direction that goes eagerly in one turn instead of the general
  * loop's three (claim, order, put), each ended by a block-wide verdict: the
  * leader's ticket atomics and the loads that decide the order are in flight
- * together, one share tells the block, and a send pushes its message at
- * once. An op whose turn has not come, whose pair failed, or whose send
+ * together, two shares tell the block (the LL flag, the verdict), and a send
+ * pushes its message at once. An op whose turn has not come, whose pair failed, or whose send
  * must first see an earlier message's ack goes on in the general loop
  * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
 SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
@@ -687,8 +692,7 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
       continue;
     sc_p2p_queue_t *q = &d->pair[a->ops[c[kind].op].peer].queue[kind];
     ticket[kind] = sc_dev_ticket_own32(&q->tickets);
-    for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
-      sc_dev_skip_own32(&q->lane_tickets[l]); /* as sc_p2p_advance's claim does */
+    sc_p2p_skip_lanes(h, q);
   }
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV && leader; kind++)
     if (eager[kind]) /* the acquire orders eager_unacked, stored before done's release */

@@ -470,18 +470,19 @@ static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclCom
   if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
     return shim_fail(ncclInvalidArgument, "%s: color %d is negative (NCCL_SPLIT_NOCOLOR is %d)",
                      call, color, NCCL_SPLIT_NOCOLOR);
-  /* symcomm's split keeps the parent's cap: another one cannot be had. */
+  /* symcomm's split keeps the parent's cap: another one cannot be had (a
+   * maxCTAs above 128 caps nothing, as the parent's 128 does not). */
   if (cfg.max_blocks != 0 && cfg.max_blocks != comm->max_blocks)
     return comm->max_blocks == 0
                ? shim_fail(ncclInvalidUsage,
                            "%s: config.maxCTAs is %d, but the parent was made without one: a "
                            "split keeps its parent's cap on a collective's blocks; leave it unset",
-                           call, cfg.max_blocks)
+                           call, cfg.max_ctas)
                : shim_fail(ncclInvalidUsage,
                            "%s: config.maxCTAs is %d, but the parent's is %d: a split keeps its "
                            "parent's cap on a collective's blocks; give the parent's, or leave it "
                            "unset",
-                           call, cfg.max_blocks, comm->max_blocks);
+                           call, cfg.max_ctas, comm->max_blocks);
   cfg.max_blocks = comm->max_blocks;
   symcomm_comm_t sc = NULL;
   res = shim_result(symcomm_comm_split(comm->sc, color, key, &sc), comm->sc);

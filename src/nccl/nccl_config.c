@@ -50,6 +50,7 @@ ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim
         return shim_fail(ncclInvalidArgument, "%s: config.maxCTAs is %d, not at least 1", call,
                          config->maxCTAs);
       c.max_blocks = config->maxCTAs < SHIM_MAX_CTAS ? config->maxCTAs : SHIM_MAX_CTAS;
+      c.max_ctas = config->maxCTAs;
     }
   }
   *out = c;

@@ -119,7 +119,8 @@ int shim_current_device(void);
 typedef struct shim_config {
   bool blocking;
   const char *name;
-  int max_blocks; /* config.maxCTAs (symcomm's config.max_blocks); 0: not given */
+  int max_blocks; /* config.maxCTAs (symcomm's config.max_blocks), at most 128; 0: not given */
+  int max_ctas;   /* config.maxCTAs as the caller wrote it, for sentences (0: not given) */
 } shim_config_t;
 /* Reads a caller's ncclConfig_t (NULL = defaults), built against this or
  * another NCCL header: its size and version say which fields it has. */

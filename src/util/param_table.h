@@ -30,6 +30,8 @@ SC_PARAM(HOSTID, "SYMCOMM_HOSTID", INT, NULL,
          "simulated host number (0..255): ranks with different values are on different hosts")
 SC_PARAM(DEVICE, "SYMCOMM_DEVICE", INT, "-1",
          "device index on this host; -1 = the local rank (on real GPUs shared by simulated hosts: the rank's place among the machine's ranks)")
+SC_PARAM(SHARE_DEVICE, "SYMCOMM_SHARE_DEVICE", INT, "0",
+         "1: ranks of a host may use the same device (refused otherwise, as a launch mistake); for tests of the GPU protocols on a one-GPU machine: the processes' kernels take turns on the GPU, so every wait is slow")
 SC_PARAM(SPIN_US, "SYMCOMM_SPIN_US", INT, "-1",
          "simulated backend: microseconds (0..1000000) a wait polls before giving the CPU away; -1 = 20 when the process may use two cores per rank on its host (caller and stream worker), else 0")
 SC_PARAM(TOPO_FILE, "SYMCOMM_TOPO_FILE", STRING, NULL,

@@ -4,6 +4,10 @@
 #   bash tests/gpu/run.sh [BUILD]      (logs under $OUT, else BUILD/gpu-logs)
 #   ONLY='^async_error|^fault_' bash tests/gpu/run.sh   runs only the steps whose
 #   names match that bash regular expression (the others are not counted)
+#   SHARE_GPU=N bash tests/gpu/run.sh   on a host with one GPU: runs the steps
+#   of up to N ranks with every rank on that GPU (SYMCOMM_SHARE_DEVICE=1), for
+#   the protocols' correctness only: the ranks' kernels take turns on the GPU
+#   (one process's at a time), so waits between ranks are slow
 # Needs a build with nvcc (BUILD/lib/libsymcomm_cuda.so). Refuses at once,
 # touching nothing, where no GPU answers. Each step's log is OUT/<step>.log;
 # one line per step (PASS/FAIL/SKIP, seconds, the log's last line), then the
@@ -28,6 +32,12 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >>"$OUT/environmen
   exit 2
 fi
 ngpus=$(nvidia-smi -L | grep -c '^GPU')
+if [ -n "${SHARE_GPU:-}" ]; then
+  [ "$ngpus" -eq 1 ] || { echo "FAIL: SHARE_GPU is for a host with one GPU, this one has $ngpus"; exit 2; }
+  ngpus=$SHARE_GPU
+  export SYMCOMM_SHARE_DEVICE=1 SYMCOMM_DEVICE=0
+  echo "SHARE_GPU=$SHARE_GPU: up to $ngpus ranks, all on GPU 0 (correctness only)"
+fi
 memory_before=$(bash tests/gpu/memory_back.sh --now)
 {
   nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.used --format=csv
@@ -95,7 +105,7 @@ step backend_select 120 bash tests/scripts/test_backend_select.sh
 gpus comm_basic_2 2 && step comm_basic_2 120 "${cuda_job[@]}" -n 2 -- "$mp/test_comm_basic" 1 2
 gpus comm_basic_4 4 && step comm_basic_4 120 "${cuda_job[@]}" -n 4 -- "$mp/test_comm_basic" 1 2
 # Two ranks on one GPU stay an error.
-step same_gpu_refused 60 bash -c "SYMCOMM_DEVICE=0 SYMCOMM_BACKEND=cuda $B/bin/symcomm-run -n 2 --timeout 50 -- $mp/test_comm_basic 1 1 2>&1 | tee /dev/stderr | grep -q 'both use device 0'"
+step same_gpu_refused 60 bash -c "SYMCOMM_SHARE_DEVICE=0 SYMCOMM_DEVICE=0 SYMCOMM_BACKEND=cuda $B/bin/symcomm-run -n 2 --timeout 50 -- $mp/test_comm_basic 1 1 2>&1 | tee /dev/stderr | grep -q 'both use device 0'"
 # The topology tool under the CUDA backend: bus ids as nvidia-smi shows them.
 step topo_tool 60 "${cuda_job[@]}" -n "$ngpus" -- "$B/bin/symcomm-topo"
 # symcomm-topo agrees with nvidia-smi topo -m on every pair; --write-xml reads back.

@@ -734,6 +734,18 @@ static void test_max_ctas(ncclUniqueId id, int cap) {
   ncclConfig_t split = NCCL_CONFIG_INITIALIZER;
   split.maxCTAs = cap > 1 ? cap - 1 : 2;
   NCCL_REFUSED(ncclInvalidUsage, "the parent's is", ncclCommSplit(comm, 0, g_rank, &child, &split));
+  /* Above 128 caps nothing: refused under a smaller cap, naming what was
+   * asked; under 128 (every block) the same cap, so kept. */
+  split.maxCTAs = 150;
+  if (cap < 128) {
+    char said[96];
+    snprintf(said, sizeof(said), "config.maxCTAs is 150, but the parent's is %d", cap);
+    NCCL_REFUSED(ncclInvalidUsage, said, ncclCommSplit(comm, 0, g_rank, &child, &split));
+  } else {
+    NCCL_OK(ncclCommSplit(comm, 0, g_rank, &child, &split));
+    NCCL_OK(ncclCommDestroy(child));
+    child = NULL;
+  }
   split.maxCTAs = NCCL_CONFIG_UNDEF_INT;
   NCCL_OK(ncclCommSplit(comm, 0, g_rank, &child, &split));
   sum_checked(child, a, b, most / sizeof(float), ++seed, "all-reduce on a split under maxCTAs");

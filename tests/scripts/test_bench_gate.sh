@@ -80,7 +80,7 @@ doc("symcomm", 4, 0, False, ["allreduce"])
 doc("symcomm", 4, 1, True, ["allreduce"])
 doc("nccl", 4, 0, True, ["allreduce"])
 extra = {"mpi.json": {"tool": "mpi-baseline", "engine": "openmpi", "nranks": 4, "rows": []}}
-extra.update({f"gpus-run{k}-np.txt": "GPU 0: NVIDIA H200 (UUID: GPU-a)\n" for k in (1, 2, 3)})
+extra.update({f"gpus-run{k}-{p}.txt": "GPU 0: NVIDIA H200 (UUID: GPU-a)\n" for k in (1, 2, 3) for p in ("np", "2", "gemm")})
 def rows(engine, nranks, reg, op, b):
     return [r for dd in files[(engine, nranks, reg, False)] for r in dd["rows"]
             if r["op"] == op and r["bytes"] == b and not r["inplace"]]
@@ -107,7 +107,7 @@ has "| all-reduce 8 B, 4 GPUs | 5.00 µs | 10.00 µs (plain) | 0.50 |" "8 B: the
 has "| allgather, every size, 4 GPUs | 27 sizes, 16 B–1 GiB |" "all-gather's sweep on 4 ranks"
 has "NOTE: mpi.json: not symcomm-perf's" "another tool's file"
 # The same GPUs at every run's start: one host, judged.
-make_rows "$tmp/onehost" "extra.update({f'gpus-run{k}-np.txt': ('\\ufeff' if k == 2 else 'nvidia-smi says:\\r\\n') + 'GPU 0: NVIDIA H200 (UUID: GPU-a)\\r\\n' for k in (1, 2, 3)})"
+make_rows "$tmp/onehost" "extra.update({f'gpus-run{k}-{p}.txt': ('\\ufeff' if k == 2 else 'nvidia-smi says:\\r\\n') + 'GPU 0: NVIDIA H200 (UUID: GPU-a)\\r\\n' for k in (1, 2, 3) for p in ('np', '2', 'gemm')})"
 gate "$tmp/onehost"
 expect 0 "three runs on one host"
 
@@ -165,8 +165,9 @@ unjudged=(
   "a run read twice|extra['symcomm-np2-R1-run4.json'] = files[('symcomm', 2, 1, False)][0]|one run read twice"
   "a failed run|extra['nccl-np2-R0-run2.failed'] = ''|a run failed: nccl-np2-R0-run2"
   "two machines|files[('nccl', 2, 1, False)][1].update(machine='another / 2x H100')|rows from more than one machine"
-  "two hosts of one kind|extra.update({f'gpus-run{k}-{p}.txt': f'GPU 0: NVIDIA H200 (UUID: GPU-{\"a\" if (k, p) != (3, \"2\") else \"b\"})\\n' for k in (1, 2, 3) for p in ('np', '2')})|runs on more than one host (the gate compares runs of one host): gpus-run1-2.txt, gpus-run1-np.txt, gpus-run2-2.txt, gpus-run2-np.txt, gpus-run3-np.txt: GPU 0: NVIDIA H200 (UUID: GPU-a); gpus-run3-2.txt: GPU 0: NVIDIA H200 (UUID: GPU-b)"
-  "a run without its host record|del extra['gpus-run2-np.txt']|run 2 has results but no host record"
+  "two hosts of one kind|extra.update({f'gpus-run{k}-{p}.txt': f'GPU 0: NVIDIA H200 (UUID: GPU-{\"a\" if (k, p) != (3, \"2\") else \"b\"})\\n' for k in (1, 2, 3) for p in ('np', '2')})|runs on more than one host (the gate compares runs of one host): gpus-run1-2.txt, gpus-run1-gemm.txt, gpus-run1-np.txt, gpus-run2-2.txt, gpus-run2-gemm.txt, gpus-run2-np.txt, gpus-run3-gemm.txt, gpus-run3-np.txt: GPU 0: NVIDIA H200 (UUID: GPU-a); gpus-run3-2.txt: GPU 0: NVIDIA H200 (UUID: GPU-b)"
+  "a run without its host record|del extra['gpus-run2-np.txt']|run 2 part np has results but no host record"
+  "a part without its host record|del extra['gpus-run1-gemm.txt']|run 1 part gemm has results but no host record"
   "nvidia-smi failed at a run's start|extra['gpus-run3-np.txt'] = 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\\n'|gpus-run3-np.txt lists no GPU (did nvidia-smi -L fail there?)"
   "a time of 0|rows('symcomm', 2, 1, 'allgather', 64)[0].update(time_us=0)|allgather float32 64 B: time 0"
   "another GEMM|[r.update(gemm_n=128) for r in gemm('symcomm')]|the GEMM was not 8192 x 8192"
@@ -184,6 +185,13 @@ for u in "${unjudged[@]}"; do
   rm -rf "$tmp/u"
 done
 echo "ok: ${#unjudged[@]} reasons for no verdict, each said"
+# A record without GPUs is said once, not also as missing.
+make_rows "$tmp/u" "extra['gpus-run3-np.txt'] = 'NVIDIA-SMI has failed\\n'"
+gate "$tmp/u"
+expect 2 "nvidia-smi failed"
+! grep -q "run 3 part np has results but no host record" "$tmp/gate.md" ||
+  fail "a record without GPUs also reported missing: $(grep 'run 3' "$tmp/gate.md")"
+rm -rf "$tmp/u"
 
 # Two runs: not judged; with --min-runs 2 every target holds, still no pass.
 make_rows "$tmp/two"

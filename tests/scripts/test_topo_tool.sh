@@ -56,6 +56,15 @@ out=$(SYMCOMM_DEVICE=0 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &
 echo "$out" | grep -q "ranks 0 and 1 on host .* both use device 0 (0000:01:00.0)" ||
   fail "device sharing not explained: $out"
 echo "ok: two ranks on one device refused"
+# ... unless SYMCOMM_SHARE_DEVICE=1 (tests on one-GPU machines), which says so once.
+out=$(SYMCOMM_DEVICE=0 SYMCOMM_SHARE_DEVICE=1 "$B/bin/symcomm-run" -n 3 --timeout 30 -- "$topo" 2>&1) ||
+  fail "SYMCOMM_SHARE_DEVICE=1 did not let three ranks share device 0: $out"
+[ "$(echo "$out" | grep -c "share device 0 (0000:01:00.0), and maybe others: SYMCOMM_SHARE_DEVICE=1")" = 1 ] ||
+  fail "the shared device not warned of exactly once: $out"
+out=$(SYMCOMM_SHARE_DEVICE=2 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &&
+  fail "SYMCOMM_SHARE_DEVICE=2 was accepted"
+echo "$out" | grep -q "SYMCOMM_SHARE_DEVICE=2: use 0 or 1" || fail "SYMCOMM_SHARE_DEVICE=2 not explained: $out"
+echo "ok: SYMCOMM_SHARE_DEVICE=1 lets ranks share a device, saying so once; 2 refused"
 
 # A rank whose device is not in its host's topology file.
 out=$(SYMCOMM_TOPO_FILE=topo/pcie_2gpu.xml "$B/bin/symcomm-run" -n 3 --timeout 30 -- "$topo" 2>&1) &&

@@ -33,9 +33,10 @@ SC_DEV_FN void sc_coll_mark(const sc_coll_desc_t *d, uint64_t mark) {
 }
 
 /* Whether block b of every rank reached epoch e (the loads all in flight
- * at once; sc_dev_acquire after the wait). */
-SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, uint32_t b, uint64_t e) {
-  const sc_coll_sync_t *mine = d->sync[d->me];
+ * at once; sc_dev_acquire after the wait). `mine`: this rank's sync block
+ * (the args' copy of d->sync[d->me], as below: no wait for the descriptor). */
+SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, const sc_coll_sync_t *mine, uint32_t b,
+                                  uint64_t e) {
   int all = 1;
   for (int s = 0; s < d->nranks; s++)
     all &= sc_dev_load_poll(&mine->arrive[b][s]) >= e;
@@ -44,8 +45,7 @@ SC_DEV_FN int sc_coll_all_arrived(const sc_coll_desc_t *d, uint32_t b, uint64_t 
 
 /* The lowest rank that gave up, with its mark; -1 if none did. The first
  * pass has no early exit, so that its loads are all in flight at once. */
-SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, uint64_t *mark) {
-  const sc_coll_sync_t *mine = d->sync[d->me];
+SC_DEV_FN int sc_coll_marked(const sc_coll_desc_t *d, const sc_coll_sync_t *mine, uint64_t *mark) {
   uint64_t any = 0;
   for (int s = 0; s < d->nranks; s++)
     any |= sc_dev_load_poll(&mine->fail[s]);
@@ -70,8 +70,8 @@ SC_DEV_FN int sc_coll_mark_waits_for(uint64_t m, int me) {
 /* A rank that timed out waiting for this one (its mark names this rank as
  * the one it waited for), with its mark; -1 if none did. All marks are
  * loaded at once: it runs at every barrier. */
-SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, uint64_t *mark) {
-  const sc_coll_sync_t *mine = d->sync[d->me];
+SC_DEV_FN int sc_coll_waited_for_me(const sc_coll_desc_t *d, const sc_coll_sync_t *mine,
+                                    uint64_t *mark) {
   int found = -1;
   for (int s = d->nranks - 1; s >= 0; s--) {
     uint64_t m = sc_dev_load_poll(&mine->fail[s]);
@@ -178,10 +178,11 @@ SC_DEV_FN void sc_coll_arrive(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32
  * gave up before this one got here (it was stopped, say) did not reach this
  * barrier, so it fails here too, never completes behind the back of a rank
  * that reported it failed. 0, or the error kind with err filled. */
-SC_DEV_FN int sc_coll_barrier_open(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
-                                   uint64_t e, sc_dev_error_t *err) {
+SC_DEV_FN int sc_coll_barrier_open(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d,
+                                   const sc_coll_sync_t *mine, uint32_t b, uint64_t e,
+                                   sc_dev_error_t *err) {
   uint64_t mark;
-  int s = sc_coll_marked(d, &mark);
+  int s = sc_coll_marked(d, mine, &mark);
   return s >= 0 ? sc_coll_fail_marked(ctx, d, b, e, s, mark, err) : 0;
 }
 
@@ -214,23 +215,21 @@ SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e,
  * backend's sleep waits for a ring: this wait would last the timeout). 0,
  * or the error kind with err filled (and marked for the others where the
  * failure starts here). */
-SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, uint32_t b,
-                                   uint64_t e, uint64_t tag, uint64_t seq, uint32_t rung,
-                                   sc_dev_error_t *err) {
-  int n = d->nranks, me = d->me;
-  sc_coll_sync_t *mine = d->sync[me];
+SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, sc_coll_sync_t *mine, uint32_t b, uint64_t e, uint64_t tag,
+                                   uint64_t seq, uint32_t rung, sc_dev_error_t *err) {
+  int n = d->nranks;
   uint64_t departed = 0, mark = 0; /* ranks that left, once a sleep said so */
   uint32_t polls = 0, last = rung;
   for (;;) {
     uint32_t seen = sc_dev_bell_read(&mine->bell);
-    if (sc_coll_all_arrived(d, b, e))
+    if (sc_coll_all_arrived(d, mine, b, e))
       break;
-    int s = sc_coll_marked(d, &mark);
+    int s = sc_coll_marked(d, mine, &mark);
     if (s >= 0) {
       /* A mark made after everyone arrived here (the rank that made it saw
        * them, so they are visible now): this barrier is done all the same. */
       sc_dev_acquire();
-      if (sc_coll_all_arrived(d, b, e))
+      if (sc_coll_all_arrived(d, mine, b, e))
         break;
       return sc_coll_fail_marked(ctx, d, b, e, s, mark, err);
     }
@@ -260,7 +259,7 @@ SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, u
    * see this rank's arrival in time (this rank was stopped between its
    * arrival stores, say) and reported the call failed, so this rank must not
    * complete it behind its back. */
-  int late = sc_coll_waited_for_me(d, &mark);
+  int late = sc_coll_waited_for_me(d, mine, &mark);
   if (late >= 0)
     return sc_coll_fail_marked(ctx, d, b, e, late, mark, err);
   sc_dev_acquire(); /* what the peers wrote before arriving, the tags among it */

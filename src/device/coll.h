@@ -73,15 +73,15 @@ SC_DEV_FN int sc_coll_barrier(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_erro
   uint32_t rung = 0;
   if (sc_dev_leader(ctx)) {
     /* Before arriving, which rings it: see sc_coll_barrier_wait. */
-    rung = sc_dev_bell_read(&run->d->sync[run->d->me]->bell);
-    why = sc_coll_barrier_open(ctx, run->d, run->block, e, err);
+    rung = sc_dev_bell_read(&run->a->sync->bell);
+    why = sc_coll_barrier_open(ctx, run->d, run->a->sync, run->block, e, err);
   }
   why = sc_dev_share(ctx, why); /* also orders the block's writes before the arrivals */
   if (why != 0)
     return why;
   sc_coll_arrive(ctx, run->d, run->block, e, tag);
   if (sc_dev_leader(ctx))
-    why = sc_coll_barrier_wait(ctx, run->d, run->block, e, tag, run->seq, rung, err);
+    why = sc_coll_barrier_wait(ctx, run->d, run->a->sync, run->block, e, tag, run->seq, rung, err);
   return sc_dev_share(ctx, why);
 }
 

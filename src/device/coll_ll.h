@@ -118,7 +118,7 @@ SC_DEV_FN int sc_ll_wait(sc_dev_ctx_t *ctx, const sc_coll_run_t *run, const uint
         marks |= sc_dev_load_poll(&mine->fail[s]);
       uint64_t arrived = sc_dev_load_poll(&mine->arrive[run->block][src]);
       sc_dev_ll_load(tag_line, &tw0, &tw1);
-      int s = marks != 0 ? sc_coll_marked(d, &mark) : -1;
+      int s = marks != 0 ? sc_coll_marked(d, mine, &mark) : -1;
       if (s >= 0) {
         sc_dev_acquire(); /* what the marking rank saw: the line, if it came */
         if (sc_ll_read(line, flag, v))
@@ -489,7 +489,7 @@ SC_DEV_FN void sc_coll_ll_call(sc_dev_ctx_t *ctx, const sc_coll_args_t *a, sc_de
       sc_coll_give_up(ctx, d, block, epoch + 1, stop, err);
       why = err->kind;
     } else if ((why & 255) == SC_LL_MARKED) {
-      why = sc_ll_heard(ctx, &run, sc_coll_marked(d, &mark), err);
+      why = sc_ll_heard(ctx, &run, sc_coll_marked(d, a->sync, &mark), err);
     } else {
       sc_ll_report(ctx, &run, h, why, err);
     }

@@ -70,9 +70,17 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
 }
 
 void sc_host_program_abandon(sc_program_t program, const void *args) {
-  if (program == SC_PROGRAM_P2P)
-    sc_dev_p2p_abandon(args, 0, NULL);
-  else if (program == SC_PROGRAM_COLL)
+  if (program == SC_PROGRAM_P2P) {
+    /* Where the communicator's stop is what stopped the stream (a rank
+     * exited, say), the peers hear it with the pairs' failure, as from a
+     * batch that ran into the stop; else only that the pairs failed. */
+    const sc_p2p_args_t *a = args;
+    const sc_dev_status_t *st = a->desc != NULL ? a->desc->guard.status : NULL;
+    uint32_t stop = st != NULL ? __atomic_load_n(&st->stop, __ATOMIC_ACQUIRE) : SC_STOP_NONE;
+    sc_dev_error_t why = {.kind = SC_DEV_ABORTED, .stop = (int32_t)stop,
+                          .stop_rank = st != NULL ? st->rank : -1};
+    sc_dev_p2p_abandon(args, 0, stop != SC_STOP_NONE ? &why : NULL);
+  } else if (program == SC_PROGRAM_COLL)
     sc_dev_coll_abandon(args);
 }
 

@@ -72,8 +72,9 @@ def sweep_sizes(lo, hi, op, nranks):
 class Rows:
     """Samples of the judged rows: (engine, nranks, registered, op, bytes) -> field -> values."""
 
-    def __init__(self, allow_no_graph):
+    def __init__(self, allow_no_graph, np=4):
         self.allow_no_graph = allow_no_graph
+        self.np = np  # the gate's main part's GPUs (--np): which part wrote an np2 file
         self.samples = {}
         self.machines, self.dates, self.commands = set(), set(), set()
         self.problems = []  # sentences: each makes the verdict "not judged"
@@ -112,16 +113,21 @@ class Rows:
         failed) leaves that part's host unknown (said once). On simulated GPUs
         (no nvidia-smi) the record is a line `HOST name`. gpus-runK.txt (no
         part: run_gpu.sh before parts) stands for every part of run K."""
-        results = {}  # (run, np, gemm)
+        results = {}  # (run, np, gemm); np None: a file of run K named otherwise
         for path in glob.glob(os.path.join(folder, "*.json")):
-            m = re.search(r"-(gemm-)?np(\d+)-R\d+-run(\d+)\.json$", os.path.basename(path))
+            name = os.path.basename(path)
+            m = re.search(r"-(gemm-)?np(\d+)-R\d+-run(\d+)\.json$", name)
             if m:
                 results[(int(m.group(3)), int(m.group(2)), bool(m.group(1)))] = True
-        top = max((np for (_, np, gemm) in results if not gemm), default=0)
-        def parts_of(np, gemm):  # which --part wrote it; NP 2 makes part np's names part 2's
+            elif re.search(r"-run(\d+)\.json$", name):
+                results[(int(re.search(r"-run(\d+)\.json$", name).group(1)), None, False)] = True
+        def parts_of(np, gemm):  # which --part wrote it (with --np 2, part np's files are part 2's)
             if gemm:
                 return ("gemm",)
-            return ("np", "2") if np == 2 and top == 2 else (("2",) if np == 2 else ("np",))
+            if np is None:
+                return ("np", "2", "gemm")
+            return ("np", "2") if np == 2 and self.np == 2 else (("2",) if np == 2 else ("np",))
+        wanted = {(k, p) for (k, np, gemm) in results for p in parts_of(np, gemm)}
         lists, recorded = {}, set()
         for path in sorted(glob.glob(os.path.join(folder, "gpus-run*.txt"))):
             name = os.path.basename(path)
@@ -135,6 +141,8 @@ class Rows:
                 gpus = None
             if m:  # said below or here: either way not missing
                 recorded.add((int(m.group(1)), m.group(2)))
+                if m.group(2) is not None and (int(m.group(1)), m.group(2)) not in wanted:
+                    continue  # a part that left no results (skipped on a smaller host): not compared
             if gpus is None:
                 continue
             if not gpus:
@@ -388,7 +396,7 @@ def main():
     if args.min_runs < 1:
         ap.error("--min-runs must be 1 or more")
 
-    rows = Rows(args.allow_no_graph)
+    rows = Rows(args.allow_no_graph, args.np)
     rows.load(args.folder)
     v = Verdict(args.min_runs)
     g = f"{args.np} GPUs"

@@ -201,23 +201,27 @@ if [ "$GATE" = 1 ]; then
     for r in $(seq 1 "$RUNS"); do
         [ -n "$ONLY_RUN" ] && [ "$r" != "$ONLY_RUN" ] && continue
         for part in $PARTS; do
-            # Which host ran this part of run r (calls of --part may land on
-            # other hosts): the verdict refuses runs of several hosts, and
-            # a record without GPUs (nvidia-smi failed). Without nvidia-smi
-            # (simulated GPUs, or a GPU host's PATH without it) the host's
-            # name stands for them.
-            if command -v nvidia-smi >/dev/null 2>&1; then
-                nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
-            else
-                what="simulated GPUs"
-                [ -e /dev/nvidia0 ] && what="GPUs there, not listed"
-                echo "HOST $(hostname) (no nvidia-smi: $what)" >"$OUT/gpus-run$r-$part.txt"
-            fi
             np=$NP
             [ "$part" = 2 ] && np=2
             if [ "$gpus" -gt 0 ] && [ "$gpus" -lt "$np" ]; then
                 echo "run_gpu.sh: part $part needs $np GPUs, this host has $gpus: skipped (its targets stay unjudged)"
                 continue
+            fi
+            # Which host ran this part of run r (calls of --part may land on
+            # other hosts): the verdict refuses runs of several hosts, and
+            # a record without GPUs (nvidia-smi failed). Without nvidia-smi,
+            # the driver's own list of the GPUs' UUIDs; on simulated GPUs
+            # the host's name stands for them.
+            if command -v nvidia-smi >/dev/null 2>&1; then
+                nvidia-smi -L >"$OUT/gpus-run$r-$part.txt" 2>&1 || true
+            elif ls /proc/driver/nvidia/gpus/*/information >/dev/null 2>&1; then
+                i=0
+                for f in /proc/driver/nvidia/gpus/*/information; do
+                    echo "GPU $i: $(sed -n 's/^Model: *//p' "$f") (UUID: $(sed -n 's/^GPU UUID: *//p' "$f"))"
+                    i=$((i + 1))
+                done >"$OUT/gpus-run$r-$part.txt"
+            else
+                echo "HOST $(hostname) (no nvidia-smi: simulated GPUs)" >"$OUT/gpus-run$r-$part.txt"
             fi
             case "$part" in
             np)

@@ -167,6 +167,7 @@ static ncclComm_t shim_comm_new(int nranks, const ncclUniqueId *id, int rank, in
   comm->device = device;
   comm->blocking = cfg->blocking;
   comm->max_blocks = cfg->max_blocks;
+  comm->max_ctas = cfg->max_ctas;
   if (id != NULL)
     comm->id = *id;
   if (cfg->name != NULL) {
@@ -482,8 +483,9 @@ static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclCom
                            "%s: config.maxCTAs is %d, but the parent's is %d: a split keeps its "
                            "parent's cap on a collective's blocks; give the parent's, or leave it "
                            "unset",
-                           call, cfg.max_ctas, comm->max_blocks);
+                           call, cfg.max_ctas, comm->max_ctas);
   cfg.max_blocks = comm->max_blocks;
+  cfg.max_ctas = comm->max_ctas;
   symcomm_comm_t sc = NULL;
   res = shim_result(symcomm_comm_split(comm->sc, color, key, &sc), comm->sc);
   if (res != ncclSuccess)

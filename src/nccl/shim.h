@@ -69,6 +69,7 @@ struct ncclComm {
   bool cuda;     /* on the CUDA backend (else simulated GPUs) */
   bool blocking; /* config.blocking */
   int max_blocks; /* config.maxCTAs as given to symcomm (0: none); a split keeps it */
+  int max_ctas;   /* config.maxCTAs as the caller wrote it, for sentences (0: none) */
   _Atomic int state;
   int holds; /* calls using it now (shim_comm_hold); under the registry's lock */
   ncclResult_t init_result;  /* once state is not PENDING */

@@ -33,6 +33,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >>"$OUT/environmen
 fi
 ngpus=$(nvidia-smi -L | grep -c '^GPU')
 if [ -n "${SHARE_GPU:-}" ]; then
+  [[ $SHARE_GPU =~ ^[0-9]+$ ]] && [ "$SHARE_GPU" -ge 2 ] ||
+    { echo "FAIL: SHARE_GPU=$SHARE_GPU: give the most ranks to share the GPU, 2 or more"; exit 2; }
   [ "$ngpus" -eq 1 ] || { echo "FAIL: SHARE_GPU is for a host with one GPU, this one has $ngpus"; exit 2; }
   ngpus=$SHARE_GPU
   export SYMCOMM_SHARE_DEVICE=1 SYMCOMM_DEVICE=0
@@ -74,6 +76,12 @@ step() { # NAME TIMEOUT COMMAND...
 # gpus NAME N: whether the host has N GPUs; else a SKIP line.
 gpus() {
   if [ -n "${ONLY:-}" ] && ! [[ $1 =~ $ONLY ]]; then return 1; fi
+  # These compare GPUs with nvidia-smi, or each GPU's memory: one each.
+  if [ -n "${SHARE_GPU:-}" ] && [[ $1 =~ ^(topo_check|fault_) ]]; then
+    skipped=$((skipped + 1))
+    printf 'SKIP %-32s        needs %d GPUs of its own (SHARE_GPU shares one)\n' "$1" "$2"
+    return 1
+  fi
   [ "$ngpus" -ge "$2" ] && return 0
   skipped=$((skipped + 1))
   printf 'SKIP %-32s        needs %d GPUs, this host has %d\n' "$1" "$2" "$ngpus"

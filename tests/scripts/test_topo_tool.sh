@@ -51,7 +51,7 @@ echo "$out" | grep -q "16 ranks on 2 hosts" || fail "16-rank header: $out"
 echo "ok: live job with per-host topology files"
 
 # Seed 002's check: two ranks of one host on one device is an error naming both.
-out=$(SYMCOMM_DEVICE=0 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &&
+out=$(SYMCOMM_SHARE_DEVICE=0 SYMCOMM_DEVICE=0 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &&
   fail "two ranks on one device were accepted"
 echo "$out" | grep -q "ranks 0 and 1 on host .* both use device 0 (0000:01:00.0)" ||
   fail "device sharing not explained: $out"

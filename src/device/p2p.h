@@ -123,9 +123,10 @@ typedef struct sc_p2p_here {
   uint32_t slots, lanes, spl; /* spl: slots of a lane */
 } sc_p2p_here_t;
 
-SC_DEV_FN void sc_p2p_here_read(const sc_p2p_desc_t *d, int peer, sc_p2p_here_t *h) {
+SC_DEV_FN void sc_p2p_here_read(const sc_p2p_args_t *a, int peer, sc_p2p_here_t *h) {
+  const sc_p2p_desc_t *d = a->desc;
   int me = d->local_rank;
-  h->my_pad = d->pads[me];
+  h->my_pad = a->my_pad; /* d->pads[me], without waiting for `me` */
   h->peer_pad = d->pads[peer];
   h->mine = &h->my_pad->peer[peer];
   h->theirs = &h->peer_pad->peer[me];
@@ -771,7 +772,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   }
   sc_p2p_here_t h = {0}; /* read below where the block has a peer; else unused */
   if (!bad && peer >= 0)
-    sc_p2p_here_read(d, peer, &h);
+    sc_p2p_here_read(a, peer, &h);
   sc_dev_enter(ctx, &guard);
   int stopped = sc_dev_share(ctx, stop_copy != 0 && leader ? sc_dev_stopped(ctx) : 0);
   sc_p2p_cursor_t c[2];

@@ -130,6 +130,9 @@ typedef struct sc_p2p_args {
   /* The stop word's copy in device memory (comm_view.h's dev_stop), read
    * at the start instead of the host word; 0: none. */
   const uint32_t *stopped;
+  /* desc->pads[desc->local_rank], here too: the block reads its own pad's
+   * lines (the done counters) without waiting for the descriptor first. */
+  sc_p2p_pad_t *my_pad;
   sc_p2p_op_t ops[SC_P2P_MAX_OPS];
 } sc_p2p_args_t;
 

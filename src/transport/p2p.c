@@ -274,6 +274,7 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
   args->width = width;
   args->reserved = 0;
   args->stopped = p->view->dev_stop;
+  args->my_pad = (sc_p2p_pad_t *)p->win->peer[p->view->rank];
   uint8_t group_of[2 * SC_MAX_LOCAL_RANKS];
   uint32_t groups = 0;
   for (uint32_t k = 0; k < keys; k++)

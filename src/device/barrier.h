@@ -215,8 +215,9 @@ SC_DEV_FN int sc_coll_elsewhere(const sc_coll_desc_t *d, uint32_t b, uint64_t e,
  * backend's sleep waits for a ring: this wait would last the timeout). 0,
  * or the error kind with err filled (and marked for the others where the
  * failure starts here). */
-SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, sc_coll_sync_t *mine, uint32_t b, uint64_t e, uint64_t tag,
-                                   uint64_t seq, uint32_t rung, sc_dev_error_t *err) {
+SC_DEV_FN int sc_coll_barrier_wait(sc_dev_ctx_t *ctx, const sc_coll_desc_t *d, sc_coll_sync_t *mine,
+                                   uint32_t b, uint64_t e, uint64_t tag, uint64_t seq, uint32_t rung,
+                                   sc_dev_error_t *err) {
   int n = d->nranks;
   uint64_t departed = 0, mark = 0; /* ranks that left, once a sleep said so */
   uint32_t polls = 0, last = rung;

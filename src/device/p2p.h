@@ -677,8 +677,9 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
  * loop's three (claim, order, put), each ended by a block-wide verdict: the
  * leader's ticket atomics and the loads that decide the order are in flight
  * together, two shares tell the block (the LL flag, the verdict), and a send
- * pushes its message at once. An op whose turn has not come, whose pair failed, or whose send
- * must first see an earlier message's ack goes on in the general loop
+ * pushes its message at once. An op whose turn has not come, whose pair
+ * failed, or whose send must first see an earlier message's ack goes on in
+ * the general loop
  * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
 SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
                                   sc_p2p_cursor_t *c) {

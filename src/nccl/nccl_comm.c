@@ -166,7 +166,6 @@ static ncclComm_t shim_comm_new(int nranks, const ncclUniqueId *id, int rank, in
   comm->rank = rank;
   comm->device = device;
   comm->blocking = cfg->blocking;
-  comm->max_blocks = cfg->max_blocks;
   comm->max_ctas = cfg->max_ctas;
   if (id != NULL)
     comm->id = *id;
@@ -232,7 +231,7 @@ void shim_comm_run_init(ncclComm_t comm) {
   cfg.device = comm->device;
   cfg.name = comm->has_name ? comm->name : NULL;
   cfg.abort_fd = comm->cancel_fd > 0 ? comm->cancel_fd : 0;
-  cfg.max_blocks = comm->max_blocks;
+  cfg.max_blocks = shim_max_blocks(comm->max_ctas);
   symcomm_result_t res = symcomm_comm_init(&comm->sc, comm->nranks,
                                            (const symcomm_unique_id_t *)&comm->id, comm->rank, &cfg);
   symcomm_comm_t errcomm = NULL;
@@ -473,8 +472,8 @@ static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclCom
                      call, color, NCCL_SPLIT_NOCOLOR);
   /* symcomm's split keeps the parent's cap: another one cannot be had (a
    * maxCTAs above 128 caps nothing, as the parent's 128 does not). */
-  if (cfg.max_blocks != 0 && cfg.max_blocks != comm->max_blocks)
-    return comm->max_blocks == 0
+  if (cfg.max_ctas != 0 && shim_max_blocks(cfg.max_ctas) != shim_max_blocks(comm->max_ctas))
+    return comm->max_ctas == 0
                ? shim_fail(ncclInvalidUsage,
                            "%s: config.maxCTAs is %d, but the parent was made without one: a "
                            "split keeps its parent's cap on a collective's blocks; leave it unset",
@@ -484,7 +483,6 @@ static ncclResult_t shim_comm_split(ncclComm_t comm, int color, int key, ncclCom
                            "parent's cap on a collective's blocks; give the parent's, or leave it "
                            "unset",
                            call, cfg.max_ctas, comm->max_ctas);
-  cfg.max_blocks = comm->max_blocks;
   cfg.max_ctas = comm->max_ctas;
   symcomm_comm_t sc = NULL;
   res = shim_result(symcomm_comm_split(comm->sc, color, key, &sc), comm->sc);

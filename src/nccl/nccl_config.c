@@ -18,6 +18,8 @@
 #define SHIM_HAS(config, field) \
   ((config)->size >= offsetof(ncclConfig_t, field) + sizeof((config)->field))
 
+int shim_max_blocks(int max_ctas) { return max_ctas < SHIM_MAX_CTAS ? max_ctas : SHIM_MAX_CTAS; }
+
 ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim_config_t *out) {
   shim_config_t c = {.blocking = true, .name = NULL};
   if (config != NULL) {
@@ -49,7 +51,6 @@ ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim
       if (config->maxCTAs < 1)
         return shim_fail(ncclInvalidArgument, "%s: config.maxCTAs is %d, not at least 1", call,
                          config->maxCTAs);
-      c.max_blocks = config->maxCTAs < SHIM_MAX_CTAS ? config->maxCTAs : SHIM_MAX_CTAS;
       c.max_ctas = config->maxCTAs;
     }
   }

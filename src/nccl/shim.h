@@ -68,8 +68,7 @@ struct ncclComm {
   int rank, nranks, device;
   bool cuda;     /* on the CUDA backend (else simulated GPUs) */
   bool blocking; /* config.blocking */
-  int max_blocks; /* config.maxCTAs as given to symcomm (0: none); a split keeps it */
-  int max_ctas;   /* config.maxCTAs as the caller wrote it, for sentences (0: none) */
+  int max_ctas;   /* config.maxCTAs as the caller wrote it (0: none); a split keeps it */
   _Atomic int state;
   int holds; /* calls using it now (shim_comm_hold); under the registry's lock */
   ncclResult_t init_result;  /* once state is not PENDING */
@@ -120,12 +119,13 @@ int shim_current_device(void);
 typedef struct shim_config {
   bool blocking;
   const char *name;
-  int max_blocks; /* config.maxCTAs (symcomm's config.max_blocks), at most 128; 0: not given */
-  int max_ctas;   /* config.maxCTAs as the caller wrote it, for sentences (0: not given) */
+  int max_ctas;   /* config.maxCTAs as the caller wrote it; 0: not given */
 } shim_config_t;
 /* Reads a caller's ncclConfig_t (NULL = defaults), built against this or
  * another NCCL header: its size and version say which fields it has. */
 ncclResult_t shim_config_read(const ncclConfig_t *config, const char *call, shim_config_t *out);
+/* symcomm's config.max_blocks for a maxCTAs (0: none). */
+int shim_max_blocks(int max_ctas);
 
 /* ---- groups (nccl_group.c) */
 

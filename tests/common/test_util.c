@@ -37,6 +37,11 @@ int test_contains(const char *haystack, const char *needle) {
   return haystack != NULL && needle != NULL && strstr(haystack, needle) != NULL;
 }
 
+int test_device_shared(void) {
+  const char *share = getenv("SYMCOMM_SHARE_DEVICE");
+  return share != NULL && strtoll(share, NULL, 0) == 1;
+}
+
 double test_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

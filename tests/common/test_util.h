@@ -40,6 +40,10 @@ int test_contains(const char *haystack, const char *needle);
 /* Seconds since an arbitrary start, monotonic. */
 double test_now(void);
 
+/* Whether SYMCOMM_SHARE_DEVICE=1 (make test-gpu's SHARE_GPU on a one-GPU host)
+ * lets ranks share a device on purpose: read as the library reads it. */
+int test_device_shared(void);
+
 /* A loopback TCP port that was free a moment ago (for SYMCOMM_ADDR). */
 int test_free_port(void);
 

@@ -62,10 +62,7 @@ static void check_world(symcomm_comm_t world, int hosts) {
                 "busId %s", busid);
     for (const char *c = busid; *c; c++)
       TEST_ASSERT(!(*c >= 'A' && *c <= 'F'), "busId %s is not lower case", busid);
-    /* SYMCOMM_SHARE_DEVICE=1 (make test-gpu's SHARE_GPU on a one-GPU host) shares it on purpose. */
-    const char *share = getenv("SYMCOMM_SHARE_DEVICE");
-    int shared = share != NULL && strtol(share, NULL, 0) == 1;
-    for (int peer = 0; peer < size && !shared; peer++) {
+    for (int peer = 0; peer < size && !test_device_shared(); peer++) {
       int peer_host;
       TEST_OK(symcomm_comm_peer_host(world, peer, &peer_host));
       busid_of(world, peer, expected);
@@ -95,8 +92,7 @@ static void check_world(symcomm_comm_t world, int hosts) {
   symcomm_topo_class_t cls;
   TEST_OK(symcomm_topo_class(topo, &cls));
   /* One device shared (SYMCOMM_SHARE_DEVICE=1) has no links to itself. */
-  const char *share = getenv("SYMCOMM_SHARE_DEVICE");
-  if (!(share != NULL && strtol(share, NULL, 0) == 1) || local_size == 1)
+  if (!test_device_shared() || local_size == 1)
     TEST_ASSERT(cls == SYMCOMM_TOPO_FULLY_CONNECTED, "class %s", symcomm_topo_class_string(cls));
   TEST_OK(symcomm_topo_free(topo));
 }

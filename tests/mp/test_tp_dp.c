@@ -72,9 +72,7 @@ int main(void) {
     TEST_OK(symcomm_comm_peer_busid(dp, r, in_dp, sizeof(in_dp)));
     TEST_OK(symcomm_comm_peer_busid(world, local + r * local_size, in_world, sizeof(in_world)));
     TEST_ASSERT(strcmp(in_dp, in_world) == 0, "DP rank %d: %s vs %s", r, in_dp, in_world);
-    /* SYMCOMM_SHARE_DEVICE=1 (make test-gpu's SHARE_GPU on a one-GPU host) shares it on purpose. */
-    const char *share = getenv("SYMCOMM_SHARE_DEVICE");
-    for (int q = 0; q < r && !(share != NULL && strtol(share, NULL, 0) == 1); q++) {
+    for (int q = 0; q < r && !test_device_shared(); q++) { /* shared on purpose */
       char other[32];
       TEST_OK(symcomm_comm_peer_busid(dp, q, other, sizeof(other)));
       TEST_ASSERT(strcmp(other, in_dp) != 0, "DP ranks %d and %d share busId %s", q, r, in_dp);

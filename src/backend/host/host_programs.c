@@ -75,15 +75,12 @@ void sc_host_program_abandon(sc_program_t program, const void *args) {
      * exited, say), the peers hear it with the pairs' failure, as from a
      * batch that ran into the stop; else only that the pairs failed. */
     const sc_p2p_args_t *a = args;
-    const sc_dev_status_t *st = a->desc != NULL ? a->desc->guard.status : NULL;
-    uint32_t stop = st != NULL ? __atomic_load_n(&st->stop, __ATOMIC_ACQUIRE) : SC_STOP_NONE;
-    if (stop == SC_STOP_NONE) {
-      sc_dev_p2p_abandon(args, 0, NULL);
-      return;
-    }
-    /* `rank` is written before the stop word's release: read only after it. */
-    sc_dev_error_t why = {.kind = SC_DEV_ABORTED, .stop = (int32_t)stop, .stop_rank = st->rank};
-    sc_dev_p2p_abandon(args, 0, &why);
+    sc_dev_error_t why = {.kind = SC_DEV_ABORTED};
+    sc_dev_ctx_t ctx;
+    sc_host_ctx_init(&ctx, &why);
+    if (a->desc != NULL)
+      ctx.guard = a->desc->guard;
+    sc_dev_p2p_abandon(args, 0, sc_host_stopped(&ctx) ? &why : NULL);
   } else if (program == SC_PROGRAM_COLL)
     sc_dev_coll_abandon(args);
 }

@@ -23,7 +23,7 @@ typedef struct sc_host_report {
 typedef struct sc_device_report {
   int64_t busid;
   int32_t dev;
-  int32_t reserved;
+  int32_t share_device; /* SYMCOMM_SHARE_DEVICE: every rank must say the same */
 } sc_device_report_t;
 
 /* One row of links per rank, towards the ranks of its host in local-rank order. */
@@ -116,7 +116,8 @@ static sc_result_t sc_exchange_devices(struct symcomm_comm *comm, const sc_topo_
                                        int64_t own_busid) {
   /* A real device's own bus id, and the index this process opened it by. */
   sc_device_report_t mine = {.busid = own_busid >= 0 ? own_busid : topo->busid[me],
-                             .dev = sc_comm_device_index(comm)};
+                             .dev = sc_comm_device_index(comm),
+                             .share_device = comm->options.share_device ? 1 : 0};
   sc_device_report_t *all = malloc(sizeof(*all) * (size_t)comm->nranks);
   if (all == NULL)
     return SC_RAISE(SYMCOMM_ERR_OUT_OF_MEMORY, SC_INIT, "no memory for device reports");
@@ -125,6 +126,12 @@ static sc_result_t sc_exchange_devices(struct symcomm_comm *comm, const sc_topo_
     comm->peers[r].busid = all[r].busid;
     comm->peers[r].dev = all[r].dev;
   }
+  /* Every rank sees the same reports: all refuse alike, none hangs. */
+  for (int r = 1; res == SYMCOMM_OK && r < comm->nranks; r++)
+    if (all[r].share_device != all[0].share_device)
+      res = SC_RAISE(SYMCOMM_ERR_INVALID_USAGE, SC_INIT,
+                     "ranks disagree on SYMCOMM_SHARE_DEVICE: rank 0 has %d, rank %d has %d; "
+                     "set it alike for the whole job", all[0].share_device, r, all[r].share_device);
   /* Seed 002: two ranks of one host on one device is a launch mistake. */
   bool warned = false;
   for (int r = 0; res == SYMCOMM_OK && r < comm->nranks; r++) {

@@ -64,7 +64,14 @@ out=$(SYMCOMM_DEVICE=0 SYMCOMM_SHARE_DEVICE=1 "$B/bin/symcomm-run" -n 3 --timeou
 out=$(SYMCOMM_SHARE_DEVICE=2 "$B/bin/symcomm-run" -n 2 --timeout 30 -- "$topo" 2>&1) &&
   fail "SYMCOMM_SHARE_DEVICE=2 was accepted"
 echo "$out" | grep -q "SYMCOMM_SHARE_DEVICE=2: use 0 or 1" || fail "SYMCOMM_SHARE_DEVICE=2 not explained: $out"
-echo "ok: SYMCOMM_SHARE_DEVICE=1 lets ranks share a device, saying so once; 2 refused"
+# Ranks that disagree on it refuse, saying so (not "both use device" on some).
+out=$(SYMCOMM_DEVICE=0 "$B/bin/symcomm-run" -n 3 --timeout 30 -- sh -c \
+  'SYMCOMM_SHARE_DEVICE=$([ "$SYMCOMM_RANK" = 2 ] && echo 0 || echo 1) exec "$0"' "$topo" 2>&1) &&
+  fail "ranks disagreeing on SYMCOMM_SHARE_DEVICE were accepted"
+echo "$out" | grep -q "ranks disagree on SYMCOMM_SHARE_DEVICE: rank 0 has 1, rank 2 has 0" ||
+  fail "the disagreement not named: $out"
+echo "$out" | grep -q "both use device" && fail "a disagreement reported as a shared device: $out"
+echo "ok: SYMCOMM_SHARE_DEVICE=1 lets ranks share a device, saying so once; 2 refused; disagreement named"
 
 # A rank whose device is not in its host's topology file.
 out=$(SYMCOMM_TOPO_FILE=topo/pcie_2gpu.xml "$B/bin/symcomm-run" -n 3 --timeout 30 -- "$topo" 2>&1) &&

@@ -63,7 +63,8 @@ static int cuda_failed(perf_bench_t *b, const char *err) {
 static int capture(perf_bench_t *b, const perf_case_t *k, const perf_cudart_t *rt,
                    cuda_stream_t stream, cuda_graph_exec_t *exec) {
   char err[512];
-  if (perf_cudart_capture_begin(rt, stream, err, sizeof(err)) != 0)
+  int mode = b->opts->threads > 0 ? CUDA_CAPTURE_MODE_THREAD_LOCAL : CUDA_CAPTURE_MODE_GLOBAL;
+  if (perf_cudart_capture_begin(rt, stream, mode, err, sizeof(err)) != 0)
     return cuda_failed(b, err);
   int bad = 0;
   for (int i = 0; i < b->opts->iters && !bad; i++)

@@ -123,7 +123,7 @@ void perf_cudart_card(const perf_cudart_t *rt, int device, char *card, size_t le
   }
 }
 
-int perf_cudart_capture_begin(const perf_cudart_t *rt, cuda_stream_t stream, char *err,
+int perf_cudart_capture_begin(const perf_cudart_t *rt, cuda_stream_t stream, int mode, char *err,
                               size_t len) {
   if (rt->version < 12000 || rt->StreamBeginCapture == NULL || rt->GraphInstantiate == NULL ||
       rt->GraphLaunch == NULL) {
@@ -131,7 +131,7 @@ int perf_cudart_capture_begin(const perf_cudart_t *rt, cuda_stream_t stream, cha
              rt->version);
     return -1;
   }
-  cuda_error_t e = rt->StreamBeginCapture(stream, CUDA_CAPTURE_MODE_GLOBAL);
+  cuda_error_t e = rt->StreamBeginCapture(stream, mode);
   return e == 0 ? 0 : perf_cudart_fail(rt, err, len, "cudaStreamBeginCapture", e);
 }
 

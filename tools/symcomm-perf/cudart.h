@@ -19,6 +19,7 @@ typedef void *cuda_event_t;
 #define CUDA_MEMCPY_DEVICE_TO_HOST 2
 #define CUDA_STREAM_NON_BLOCKING 0x01
 #define CUDA_CAPTURE_MODE_GLOBAL 0 /* as nccl-tests captures */
+#define CUDA_CAPTURE_MODE_THREAD_LOCAL 1 /* --threads: the other ranks' threads go on meanwhile */
 #define CUDA_DEV_ATTR_MULTIPROCESSOR_COUNT 16
 
 typedef struct perf_cudart {
@@ -67,7 +68,8 @@ void perf_cudart_card(const perf_cudart_t *rt, int device, char *card, size_t le
 
 /* A graph of what is queued on `stream` between begin and end, ready to launch.
  * 0, or -1 with the sentence in err. */
-int perf_cudart_capture_begin(const perf_cudart_t *rt, cuda_stream_t stream, char *err, size_t len);
+int perf_cudart_capture_begin(const perf_cudart_t *rt, cuda_stream_t stream, int mode, char *err,
+                              size_t len);
 int perf_cudart_capture_end(const perf_cudart_t *rt, cuda_stream_t stream, cuda_graph_exec_t *exec,
                             char *err, size_t len);
 

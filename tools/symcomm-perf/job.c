@@ -32,24 +32,23 @@ static symcomm_result_t job_init_alone(symcomm_comm_t *comm, const symcomm_confi
   return res;
 }
 
-int perf_job_init(perf_job_t *job) {
-  *job = (perf_job_t){0};
-  job->launched = perf_launcher_rank() != NULL;
-  /* Control traffic lives in host memory: the job's communicator runs on
-   * the simulated backend whatever the engine measures on. */
+/* Control traffic lives in host memory: the job's communicator runs on the
+ * simulated backend whatever the engine measures on. */
+static symcomm_config_t job_config(void) {
   symcomm_config_t config = SYMCOMM_CONFIG_INITIALIZER;
   config.backend = "host";
   config.name = "perf-control";
-  symcomm_result_t res = job->launched ? symcomm_init_from_env(&job->comm, &config)
-                                       : job_init_alone(&job->comm, &config);
-  if (res != SYMCOMM_OK)
-    return job_failed(job->launched ? "symcomm_init_from_env" : "symcomm_comm_init", res, NULL, -1);
+  return config;
+}
+
+/* The rest of the start, once job->comm is made. */
+static int job_start(perf_job_t *job) {
   symcomm_comm_rank(job->comm, &job->rank);
   symcomm_comm_size(job->comm, &job->nranks);
   symcomm_comm_local_rank(job->comm, &job->local_rank);
   symcomm_comm_local_size(job->comm, &job->local_size);
   symcomm_comm_host_count(job->comm, &job->nhosts);
-  res = symcomm_stream_create(job->comm, &job->stream);
+  symcomm_result_t res = symcomm_stream_create(job->comm, &job->stream);
   if (res != SYMCOMM_OK) {
     job_failed("symcomm_stream_create", res, job->comm, job->rank);
     symcomm_comm_destroy(job->comm);
@@ -57,6 +56,27 @@ int perf_job_init(perf_job_t *job) {
     return -1;
   }
   return 0;
+}
+
+int perf_job_init(perf_job_t *job) {
+  *job = (perf_job_t){0};
+  job->launched = perf_launcher_rank() != NULL;
+  symcomm_config_t config = job_config();
+  symcomm_result_t res = job->launched ? symcomm_init_from_env(&job->comm, &config)
+                                       : job_init_alone(&job->comm, &config);
+  if (res != SYMCOMM_OK)
+    return job_failed(job->launched ? "symcomm_init_from_env" : "symcomm_comm_init", res, NULL, -1);
+  return job_start(job);
+}
+
+int perf_job_init_thread(perf_job_t *job, const symcomm_unique_id_t *id, int rank, int nranks) {
+  *job = (perf_job_t){0};
+  job->launched = 1;
+  symcomm_config_t config = job_config();
+  symcomm_result_t res = symcomm_comm_init(&job->comm, nranks, id, rank, &config);
+  if (res != SYMCOMM_OK)
+    return job_failed("symcomm_comm_init", res, NULL, rank);
+  return job_start(job);
 }
 
 static int job_wait(perf_job_t *job, const char *call, symcomm_result_t res) {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ static const char *const usage_lines[] = {
     "  -n, --iters N         timed iterations per size (default 20)",
     "  -w, --warmup_iters N  untimed iterations before them (default 5)",
     "  -c, --check 0|1       check every result of every size (default 1)",
+    "      --threads N       N ranks as threads of this one process, started alone (not under",
+    "                        a launcher), --engine symcomm only; with SYMCOMM_DEVICE=0",
+    "                        SYMCOMM_SHARE_DEVICE=1 their kernels run side by side on one GPU",
+    "                        (a proxy, not NVLink: see docs/PERFORMANCE.md) (default: off)",
     "      --check-threads N threads of each rank that make the inputs and expected results",
     "                        and compare (1 to 64; default: the host's cores over its ranks,",
     "                        at most 16)",
@@ -159,7 +164,8 @@ static int looks_like_rank0(void) {
   return r == NULL || strcmp(r, "0") == 0;
 }
 
-enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM, OPT_NCCL_LIB, OPT_CHECK_THREADS };
+enum { OPT_OP = 1000, OPT_ENGINE, OPT_JSON, OPT_COMMAND, OPT_GEMM, OPT_NCCL_LIB, OPT_CHECK_THREADS,
+       OPT_THREADS };
 
 /* "-b" for an option with a letter, "--op" for one without. */
 static const char *option_name(const struct option *longopts, int c) {
@@ -197,6 +203,7 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
       {"command", required_argument, NULL, OPT_COMMAND},
       {"gemm", required_argument, NULL, OPT_GEMM},
       {"check-threads", required_argument, NULL, OPT_CHECK_THREADS},
+      {"threads", required_argument, NULL, OPT_THREADS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -278,6 +285,9 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
     case OPT_CHECK_THREADS:
       bad = parse_int(optarg, 1, 64, &o->check_threads);
       break;
+    case OPT_THREADS:
+      bad = parse_int(optarg, 1, 64, &o->threads);
+      break;
     case OPT_NCCL_LIB:
       perf_engine_nccl_library(optarg);
       break;
@@ -308,6 +318,11 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
     why = "-f and -i exclude each other";
   else if (o->max_bytes < o->min_bytes)
     why = "-e is smaller than -b";
+  else if (o->threads > 0 && perf_launcher_rank() != NULL)
+    why = "--threads makes every rank a thread of this process: start it alone, not under a "
+          "launcher";
+  else if (o->threads > 0 && o->engine != PERF_ENGINE_SYMCOMM)
+    why = "--threads runs --engine symcomm only";
   if (why != NULL) {
     if (verbose)
       fprintf(stderr, "symcomm-perf: %s%s%s\n", why, optind < argc ? ": " : "",
@@ -444,6 +459,162 @@ static int stop_together(perf_job_t *job, int status, int broken) {
   return status;
 }
 
+/* One rank's run once its job has started: the engine, the sizes, the
+ * report (rank 0). The exit status, every rank's alike. */
+static int run_rank(const perf_options_t *o, perf_job_t *job, int argc, char **argv) {
+  if (o->root >= job->nranks) {
+    if (job->rank == 0)
+      fprintf(stderr, "symcomm-perf: root %d is not a rank of this %d-rank job\n", o->root,
+              job->nranks);
+    return stop_together(job, PERF_EXIT_USAGE, 0);
+  }
+  const perf_engine_ops_t *eng =
+      o->engine == PERF_ENGINE_NCCL ? &perf_engine_nccl : &perf_engine_symcomm;
+  perf_bench_t b = {.opts = o, .job = job, .eng = eng};
+  int broken = 0;
+  int status = open_engine(job, o, eng, &b.self, &broken);
+  if (status != 0)
+    return stop_together(job, status, broken);
+  int failed = eng->init(b.self) != 0;
+  if (failed)
+    fprintf(stderr, "symcomm-perf: rank %d: --engine %s: %s\n", job->rank, eng->name,
+            eng->last_error(b.self));
+  if (!failed && o->graph_launches > 0) {
+    /* -G on an engine without a CUDA stream: the run cannot be what was asked. */
+    const perf_cudart_t *rt = NULL;
+    cuda_stream_t native = NULL;
+    int32_t missing = eng->cuda_stream(b.self, &rt, &native) != 0;
+    if (missing)
+      fprintf(stderr, "symcomm-perf: rank %d: -G %d: %s\n", job->rank, o->graph_launches,
+              eng->last_error(b.self));
+    if (perf_job_allreduce(job, &missing, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
+      failed = 1;
+    else if (missing) {
+      eng->close(b.self, 0);
+      return stop_together(job, PERF_EXIT_NO_ENGINE, 0);
+    }
+  }
+  if (!failed && o->gemm_n > 0) {
+    int gemm_status = open_gemm(job, o, &b);
+    if (gemm_status != 0) {
+      perf_gemm_close(b.gemm);
+      eng->close(b.self, gemm_status == PERF_EXIT_FAILED);
+      return stop_together(job, gemm_status, 0);
+    }
+  }
+
+  char engine_text[512], card[256], machine[1024];
+  eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));
+  results_describe_machine(machine, sizeof(machine), card);
+  char *command = o->command ? strdup(o->command) : join_command(argc, argv, job);
+  char mine[PERF_DEVICE_TEXT] = {0};
+  char *devices = calloc((size_t)job->nranks, PERF_DEVICE_TEXT);
+  eng->device(b.self, mine, sizeof(mine));
+  if (!failed && (devices == NULL || perf_job_allgather(job, mine, sizeof(mine), devices) != 0))
+    failed = 1;
+  if (!failed && job->rank == 0)
+    perf_print_header(stdout, o, job, command ? command : argv[0], engine_text, machine, devices);
+  if (!failed && job->rank == 0 && b.gemm != NULL)
+    perf_print_gemm_header(stdout, o->gemm_n, perf_gemm_library(b.gemm), perf_gemm_sms(b.gemm),
+                           b.gemm_call_s * 1e6);
+  free(devices);
+
+  /* Room for the largest size in every dtype, 8-byte aligned. */
+  b.buf_bytes = (o->max_bytes + 7) / 8 * 8;
+  failed = failed || alloc_buffers(&b) != 0 || perf_bench_run(&b) != 0;
+  if (!failed && job->rank == 0) {
+    perf_print_summary(stdout, b.rows, b.nrows, b.wrong);
+    if (o->json_path != NULL &&
+        perf_write_json(o->json_path, eng->name, machine, command ? command : argv[0], o, job,
+                        b.rows, b.nrows) != 0)
+      status = PERF_EXIT_FAILED;
+  }
+  /* Every rank leaves with rank 0's status, and only once rank 0 has printed
+   * (a rank that exits non-zero first gets the others stopped). */
+  int32_t agreed = status;
+  if (!failed && perf_job_allreduce(job, &agreed, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
+    failed = 1;
+  status = agreed;
+  /* After a failure other ranks may wait for this one forever: abort, and
+   * leave collective frees (windows) undone. */
+  if (failed)
+    symcomm_comm_abort(job->comm);
+  else if (free_buffers(&b) != 0)
+    failed = 1;
+  perf_gemm_close(b.gemm); /* before the engine: its device and runtime */
+  if (eng->close(b.self, failed) != 0 && !failed) {
+    fprintf(stderr, "symcomm-perf: rank %d: closing --engine %s failed\n", job->rank, eng->name);
+    failed = 1;
+  }
+  perf_job_finish(job, failed);
+  free(command);
+  free(b.rows);
+  if (failed)
+    return PERF_EXIT_FAILED;
+  if (b.wrong != 0)
+    return PERF_EXIT_FAILED;
+  return status;
+}
+
+/* --threads: rank `rank` of the job, in a thread of its own. */
+typedef struct rank_thread {
+  const perf_options_t *o;
+  const symcomm_unique_id_t *id;
+  int rank, argc;
+  char **argv;
+  int status;
+  pthread_t tid;
+} rank_thread_t;
+
+static void *rank_thread_main(void *arg) {
+  rank_thread_t *t = arg;
+  perf_job_t job;
+  t->status = PERF_EXIT_FAILED;
+  if (perf_job_init_thread(&job, t->id, t->rank, t->o->threads) == 0)
+    t->status = run_rank(t->o, &job, t->argc, t->argv);
+  return NULL;
+}
+
+/* Every rank a thread of this process, each with its communicators (a rank
+ * that fails destroys them, which fails the others' waits for it: no hang).
+ * The process exits with the worst status. */
+static int run_threads(const perf_options_t *o, int argc, char **argv) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long per = cores > 0 ? cores / o->threads : 1;
+  perf_data_set_threads(o->check_threads > 0 ? o->check_threads
+                                             : per < 1 ? 1 : per > 16 ? 16 : (int)per);
+  symcomm_unique_id_t id;
+  symcomm_result_t res = symcomm_get_unique_id(&id);
+  if (res != SYMCOMM_OK) {
+    fprintf(stderr, "symcomm-perf: symcomm_get_unique_id failed: %s: %s\n",
+            symcomm_result_string(res), symcomm_last_error(NULL));
+    return PERF_EXIT_FAILED;
+  }
+  rank_thread_t *t = calloc((size_t)o->threads, sizeof(*t));
+  if (t == NULL) {
+    fprintf(stderr, "symcomm-perf: no memory for %d threads\n", o->threads);
+    return PERF_EXIT_FAILED;
+  }
+  int status = PERF_EXIT_OK, started = 0;
+  for (; started < o->threads; started++) {
+    t[started] = (rank_thread_t){.o = o, .id = &id, .rank = started, .argc = argc, .argv = argv};
+    int rc = pthread_create(&t[started].tid, NULL, rank_thread_main, &t[started]);
+    if (rc != 0) {
+      /* The ranks started wait for this one until the job's timeout. */
+      fprintf(stderr, "symcomm-perf: the thread of rank %d: %s\n", started, strerror(rc));
+      status = PERF_EXIT_FAILED;
+      break;
+    }
+  }
+  for (int r = 0; r < started; r++) {
+    pthread_join(t[r].tid, NULL);
+    if (t[r].status > status)
+      status = t[r].status;
+  }
+  free(t);
+  return status;
+}
+
 int main(int argc, char **argv) {
   perf_options_t o;
   int parsed = parse_args(argc, argv, &o);
@@ -459,99 +630,10 @@ int main(int argc, char **argv) {
       usage(parsed > 0 ? stdout : stderr);
     return stop_together(&job, status, 0);
   }
+  if (o.threads > 0)
+    return run_threads(&o, argc, argv);
   if (perf_job_init(&job) != 0)
     return PERF_EXIT_FAILED;
   perf_data_set_threads(o.check_threads > 0 ? o.check_threads : default_check_threads(&job));
-  if (o.root >= job.nranks) {
-    if (job.rank == 0)
-      fprintf(stderr, "symcomm-perf: root %d is not a rank of this %d-rank job\n", o.root,
-              job.nranks);
-    return stop_together(&job, PERF_EXIT_USAGE, 0);
-  }
-  const perf_engine_ops_t *eng =
-      o.engine == PERF_ENGINE_NCCL ? &perf_engine_nccl : &perf_engine_symcomm;
-  perf_bench_t b = {.opts = &o, .job = &job, .eng = eng};
-  int broken = 0;
-  int status = open_engine(&job, &o, eng, &b.self, &broken);
-  if (status != 0)
-    return stop_together(&job, status, broken);
-  int failed = eng->init(b.self) != 0;
-  if (failed)
-    fprintf(stderr, "symcomm-perf: rank %d: --engine %s: %s\n", job.rank, eng->name,
-            eng->last_error(b.self));
-  if (!failed && o.graph_launches > 0) {
-    /* -G on an engine without a CUDA stream: the run cannot be what was asked. */
-    const perf_cudart_t *rt = NULL;
-    cuda_stream_t native = NULL;
-    int32_t missing = eng->cuda_stream(b.self, &rt, &native) != 0;
-    if (missing)
-      fprintf(stderr, "symcomm-perf: rank %d: -G %d: %s\n", job.rank, o.graph_launches,
-              eng->last_error(b.self));
-    if (perf_job_allreduce(&job, &missing, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
-      failed = 1;
-    else if (missing) {
-      eng->close(b.self, 0);
-      return stop_together(&job, PERF_EXIT_NO_ENGINE, 0);
-    }
-  }
-  if (!failed && o.gemm_n > 0) {
-    int gemm_status = open_gemm(&job, &o, &b);
-    if (gemm_status != 0) {
-      perf_gemm_close(b.gemm);
-      eng->close(b.self, gemm_status == PERF_EXIT_FAILED);
-      return stop_together(&job, gemm_status, 0);
-    }
-  }
-
-  char engine_text[512], card[256], machine[1024];
-  eng->describe(b.self, engine_text, sizeof(engine_text), card, sizeof(card));
-  results_describe_machine(machine, sizeof(machine), card);
-  char *command = o.command ? strdup(o.command) : join_command(argc, argv, &job);
-  char mine[PERF_DEVICE_TEXT] = {0};
-  char *devices = calloc((size_t)job.nranks, PERF_DEVICE_TEXT);
-  eng->device(b.self, mine, sizeof(mine));
-  if (!failed && (devices == NULL || perf_job_allgather(&job, mine, sizeof(mine), devices) != 0))
-    failed = 1;
-  if (!failed && job.rank == 0)
-    perf_print_header(stdout, &o, &job, command ? command : argv[0], engine_text, machine, devices);
-  if (!failed && job.rank == 0 && b.gemm != NULL)
-    perf_print_gemm_header(stdout, o.gemm_n, perf_gemm_library(b.gemm), perf_gemm_sms(b.gemm),
-                           b.gemm_call_s * 1e6);
-  free(devices);
-
-  /* Room for the largest size in every dtype, 8-byte aligned. */
-  b.buf_bytes = (o.max_bytes + 7) / 8 * 8;
-  failed = failed || alloc_buffers(&b) != 0 || perf_bench_run(&b) != 0;
-  if (!failed && job.rank == 0) {
-    perf_print_summary(stdout, b.rows, b.nrows, b.wrong);
-    if (o.json_path != NULL &&
-        perf_write_json(o.json_path, eng->name, machine, command ? command : argv[0], &o, &job,
-                        b.rows, b.nrows) != 0)
-      status = PERF_EXIT_FAILED;
-  }
-  /* Every rank leaves with rank 0's status, and only once rank 0 has printed
-   * (a rank that exits non-zero first gets the others stopped). */
-  int32_t agreed = status;
-  if (!failed && perf_job_allreduce(&job, &agreed, 1, SYMCOMM_INT32, SYMCOMM_MAX) != 0)
-    failed = 1;
-  status = agreed;
-  /* After a failure other ranks may wait for this one forever: abort, and
-   * leave collective frees (windows) undone. */
-  if (failed)
-    symcomm_comm_abort(job.comm);
-  else if (free_buffers(&b) != 0)
-    failed = 1;
-  perf_gemm_close(b.gemm); /* before the engine: its device and runtime */
-  if (eng->close(b.self, failed) != 0 && !failed) {
-    fprintf(stderr, "symcomm-perf: rank %d: closing --engine %s failed\n", job.rank, eng->name);
-    failed = 1;
-  }
-  perf_job_finish(&job, failed);
-  free(command);
-  free(b.rows);
-  if (failed)
-    return PERF_EXIT_FAILED;
-  if (b.wrong != 0)
-    return PERF_EXIT_FAILED;
-  return status;
+  return run_rank(&o, &job, argc, argv);
 }

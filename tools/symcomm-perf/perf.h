@@ -48,6 +48,7 @@ typedef struct perf_options {
   int graph_launches; /* -G N: timed iterations captured in a CUDA graph launched N times */
   int gemm_n;         /* --gemm N: an N x N bf16 GEMM beside the collectives; 0: none */
   int check_threads;  /* --check-threads N: threads that make and compare the data; 0: by cores */
+  int threads;        /* --threads N: N ranks, each a thread of this one process; 0: off */
   int root;        /* -1: every rank in turn */
   unsigned ops;    /* bit per perf_op_t */
   unsigned dtypes; /* bit per symcomm_dtype_t */
@@ -87,6 +88,9 @@ typedef struct perf_job {
  * OMPI_COMM_WORLD_RANK, SLURM_PROCID), NULL without a launcher. */
 const char *perf_launcher_rank(void);
 int perf_job_init(perf_job_t *job);
+/* --threads: rank `rank` of an nranks-rank job whose ranks are threads of
+ * this process, meeting at the root `id` describes. */
+int perf_job_init_thread(perf_job_t *job, const symcomm_unique_id_t *id, int rank, int nranks);
 /* Control collectives: queued on the job's stream and waited for. 0 or -1
  * (the error printed). */
 int perf_job_allreduce(perf_job_t *job, void *buf, size_t count, symcomm_dtype_t dtype,

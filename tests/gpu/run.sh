@@ -126,6 +126,14 @@ gpus topo_check 2 && step topo_check 120 env OUT="$OUT/topo_check" bash tests/gp
 step unit_gpu_bulk 300 bash -c "set -o pipefail; $B/tests/gpu/test_gpu_bulk $B/obj/tests/gpu/gpu_bulk_kernels.fatbin 2>&1 | tee /dev/stderr | grep -q 'all passed on a GPU'"
 
 echo "== collectives (every buffer GPU memory, every element checked)"
+# Ranks as threads of one process on GPU 0 (symcomm-perf --threads): their
+# kernels run side by side, not by turns as processes' do, so every wait
+# between ranks is a real concurrent one, on any GPU host. Blocks capped so
+# that every rank's kernel and the next one it starts early fit at once.
+threads_job=(env SYMCOMM_BACKEND=cuda SYMCOMM_DEVICE=0 SYMCOMM_SHARE_DEVICE=1 SYMCOMM_TIMEOUT=60 "$B/bin/symcomm-perf")
+step perf_threads_2 180 env SYMCOMM_COLL_MAX_BLOCKS=16 "${threads_job[@]}" --threads 2 -o all -d float32,int8,bfloat16 --op sum,max -b 8 -e 4M -f 8 -R 1 -G 1 -n 5 -w 2
+step perf_threads_4 180 env SYMCOMM_COLL_MAX_BLOCKS=8 "${threads_job[@]}" --threads 4 -o all -d float32,int32 --op sum,min -b 8 -e 4M -f 8 -R 0 -G 1 -n 5 -w 2
+step perf_threads_4_windows 180 env SYMCOMM_COLL_MAX_BLOCKS=8 "${threads_job[@]}" --threads 4 -o all -d float32 -b 8 -e 16M -f 4 -R 1 -G 1 -n 5 -w 2
 # Every collective x dtype x op, in and out of place, counts 0, 1, 1023,
 # 65537, pointers off alignment, every root.
 job coll_matrix_2 150 2 "$mp/test_coll" matrix

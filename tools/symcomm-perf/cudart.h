@@ -18,6 +18,7 @@ typedef void *cuda_event_t;
 #define CUDA_MEMCPY_HOST_TO_DEVICE 1
 #define CUDA_MEMCPY_DEVICE_TO_HOST 2
 #define CUDA_STREAM_NON_BLOCKING 0x01
+#define CUDA_STREAM_LEGACY ((cuda_stream_t)0x1) /* cudaStreamLegacy */
 #define CUDA_CAPTURE_MODE_GLOBAL 0 /* as nccl-tests captures */
 #define CUDA_CAPTURE_MODE_THREAD_LOCAL 1 /* --threads: the other ranks' threads go on meanwhile */
 #define CUDA_DEV_ATTR_MULTIPROCESSOR_COUNT 16

@@ -202,9 +202,11 @@ static int sc_copy(sc_engine_t *e, void *dst, const void *src, size_t bytes, int
     return perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaMemcpy", err);
   /* From pageable memory cudaMemcpy may return before its DMA has landed,
    * and the engine's stream is non-blocking (it does not wait for the
-   * legacy stream): wait for the copy before any operation reads it. */
-  err = e->rt->DeviceSynchronize();
-  return err == 0 ? 0 : perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaDeviceSynchronize", err);
+   * legacy stream): wait for the copy before any operation reads it. The
+   * legacy stream only, not the device: with --threads the other ranks'
+   * kernels run on it too, waiting for this rank's next one. */
+  err = e->rt->StreamSynchronize(CUDA_STREAM_LEGACY);
+  return err == 0 ? 0 : perf_cudart_fail(e->rt, e->error, sizeof(e->error), "cudaStreamSynchronize", err);
 }
 
 static int sc_upload(void *self, void *dst, const void *src, size_t bytes) {

@@ -40,7 +40,8 @@ static const char *const usage_lines[] = {
     "      --threads N       N ranks as threads of this one process, started alone (not under",
     "                        a launcher), --engine symcomm only; with SYMCOMM_DEVICE=0",
     "                        SYMCOMM_SHARE_DEVICE=1 their kernels run side by side on one GPU",
-    "                        (a proxy, not NVLink: see docs/PERFORMANCE.md) (default: off)",
+    "                        (a proxy, not NVLink: see docs/PERFORMANCE.md), if they all fit",
+    "                        at once: SYMCOMM_COLL_MAX_BLOCKS at most SMs / (2 N) (default: off)",
     "      --check-threads N threads of each rank that make the inputs and expected results",
     "                        and compare (1 to 64; default: the host's cores over its ranks,",
     "                        at most 16)",
@@ -579,6 +580,12 @@ static void *rank_thread_main(void *arg) {
  * that fails destroys them, which fails the others' waits for it: no hang).
  * The process exits with the worst status. */
 static int run_threads(const perf_options_t *o, int argc, char **argv) {
+  /* Ranks sharing a GPU wait for each other's kernels, and by default a
+   * process's streams share 8 hardware queues: a rank's kernel queued behind
+   * another rank's waiting one could not start. A precaution (2 ranks ran
+   * with 8 as well, session 22); 32 is the most CUDA allows, read at the
+   * first CUDA call, which comes later. */
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   long per = cores > 0 ? cores / o->threads : 1;
   perf_data_set_threads(o->check_threads > 0 ? o->check_threads

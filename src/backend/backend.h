@@ -45,10 +45,13 @@ typedef struct sc_launch {
                                     stream ends, where the backend's kernel for the program
                                     waits for it itself (sc_dev_wait_previous; CUDA: the LL
                                     collectives, programmatic dependent launch) */
+  uint32_t threads;              /* threads a block, for work too small to use the program's
+                                    own count (CUDA: its table's); 0: that count. Backends
+                                    whose blocks are one thread ignore it */
 } sc_launch_t;
 
 /* One block, for a program that is a single protocol step. */
-#define SC_LAUNCH_ONE(status) (&(sc_launch_t){1, (status), false})
+#define SC_LAUNCH_ONE(status) (&(sc_launch_t){1, (status), false, 0})
 
 typedef struct sc_backend_ops {
   size_t size; /* sizeof(sc_backend_ops_t) the backend was built with */

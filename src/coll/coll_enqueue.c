@@ -201,6 +201,6 @@ sc_result_t sc_coll_prepare(sc_coll_t *c, const sc_coll_call_t *call, sc_coll_la
 sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_t *stream) {
   sc_coll_launch_t launch;
   SC_CHECK(sc_coll_prepare(c, call, &launch));
-  sc_launch_t how = {launch.blocks, c->view->status, c->early_start};
+  sc_launch_t how = {launch.blocks, c->view->status, c->early_start, 0};
   return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args, sizeof(launch.args), &how);
 }

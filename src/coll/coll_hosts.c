@@ -141,7 +141,7 @@ static sc_result_t sc_step_reduce(sc_coll_hosts_t *h, sc_stream_t *stream,
     a.nsrcs = k;
     a.op = call->op == SYMCOMM_AVG && !(last && i == nsrcs) ? SYMCOMM_SUM : call->op;
     SC_CHECK(h->ops->launch(stream, SC_PROGRAM_REDUCE, &a, sizeof(a),
-                            &(sc_launch_t){blocks, h->view->status, false}));
+                            &(sc_launch_t){blocks, h->view->status, false, 0}));
   } while (i < nsrcs);
   return SYMCOMM_OK;
 }

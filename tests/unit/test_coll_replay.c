@@ -111,7 +111,7 @@ static void replay(replay_t *c) {
   call.elem = td_dtype_size(c->t);
   sc_coll_launch_t launch;
   TEST_OK(sc_coll_prepare(comm->coll, &call, &launch));
-  sc_launch_t how = {launch.blocks, comm->status, false};
+  sc_launch_t how = {launch.blocks, comm->status, false, 0};
   for (int i = 0; i < LAUNCHES; i++) {
     if (i % nranks == rank)
       usleep(1000 + 500 * (unsigned)(i % 3)); /* late: the others reach the barrier first */

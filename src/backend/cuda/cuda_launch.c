@@ -49,6 +49,7 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
     return SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
                     "device program %s has no kernel for these arguments (variant %d)",
                     sc_cuda_program_name(program), variant);
+  unsigned threads = how->threads > 0 && how->threads < prog->threads ? how->threads : prog->threads;
   struct sc_dev_status *status = how->status;
   sc_cuda_record_t *record = stream->record;
   void *params[3] = {(void *)param, &status, &record};
@@ -59,16 +60,16 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
     CUlaunchAttribute early = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
     early.value.programmaticStreamSerializationAllowed = 1;
     CUlaunchConfig config = {.gridDimX = how->blocks, .gridDimY = 1, .gridDimZ = 1,
-                             .blockDimX = prog->threads, .blockDimY = 1, .blockDimZ = 1,
+                             .blockDimX = threads, .blockDimY = 1, .blockDimZ = 1,
                              .hStream = stream->stream, .attrs = &early, .numAttrs = 1};
     res = SC_CU(cuLaunchKernelEx, (&config, fn, params, NULL),
                 "launching device program %s (%u blocks of %u threads, starting early) on device %d",
-                sc_cuda_program_name(program), how->blocks, prog->threads, d->ordinal);
+                sc_cuda_program_name(program), how->blocks, threads, d->ordinal);
   } else {
     res = SC_CU(cuLaunchKernel,
-                (fn, how->blocks, 1, 1, prog->threads, 1, 1, 0, stream->stream, params, NULL),
+                (fn, how->blocks, 1, 1, threads, 1, 1, 0, stream->stream, params, NULL),
                 "launching device program %s (%u blocks of %u threads) on device %d",
-                sc_cuda_program_name(program), how->blocks, prog->threads, d->ordinal);
+                sc_cuda_program_name(program), how->blocks, threads, d->ordinal);
   }
   if (res == SYMCOMM_OK)
     sc_cuda_stream_mark_own(stream);

@@ -288,8 +288,8 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
 }
 
 /* A launch whose messages are all this small runs blocks of fewer threads:
- * with a line or two each to move, a block of 512 spends its time in its
- * block-wide syncs. Sendrecv of 8 B, 2 ranks as threads on one H200 (docs/
+ * with at most a line or two (8 data bytes each) a thread to move, a block
+ * of 512 spends its time in its block-wide syncs. Sendrecv of 8 B, 2 ranks as threads on one H200 (docs/
  * PERFORMANCE.md, session 22): 8.2 us with 128 threads against 9.5 with
  * 512; 4 KiB alike (11.5, 11.2); 32 KiB 27.5 against 16. */
 #define SC_P2P_SMALL_BYTES 1024
@@ -297,12 +297,13 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
 
 sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,
                           size_t args_bytes, uint32_t blocks) {
-  uint64_t most = 0;
+  uint64_t largest_bytes = 0;
   for (uint32_t i = 0; i < args->nops && i < SC_P2P_MAX_OPS; i++)
-    most = args->ops[i].bytes > most ? args->ops[i].bytes : most;
+    if (args->ops[i].bytes > largest_bytes)
+      largest_bytes = args->ops[i].bytes;
   const sc_launch_t how = {.blocks = blocks > 0 ? blocks : 1,
                            .status = p->view->status,
-                           .threads = most <= SC_P2P_SMALL_BYTES ? SC_P2P_SMALL_THREADS : 0};
+                           .threads = largest_bytes <= SC_P2P_SMALL_BYTES ? SC_P2P_SMALL_THREADS : 0};
   return p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, &how);
 }
 

@@ -125,7 +125,8 @@ static void sc_describe(void *self, char *text, size_t len, char *card, size_t c
 static void sc_device(void *self, char *text, size_t len) {
   sc_engine_t *e = self;
   char busid[32] = "?";
-  symcomm_comm_peer_busid(e->comm, e->job->rank, busid, sizeof(busid));
+  if (e->comm != NULL) /* NULL: its init failed, said already */
+    symcomm_comm_peer_busid(e->comm, e->job->rank, busid, sizeof(busid));
   if (e->rt != NULL)
     snprintf(text, len, "%s (CUDA device %d, symcomm)", busid, e->device);
   else

@@ -6,16 +6,21 @@
 
 #include "perf.h"
 
-const char *perf_launcher_rank(void) {
+const char *perf_launcher_rank_named(const char **var) {
   static const char *const vars[] = {"SYMCOMM_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
                                      "SLURM_PROCID"};
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
     const char *v = getenv(vars[i]);
-    if (v != NULL && *v != '\0')
+    if (v != NULL && *v != '\0') {
+      if (var != NULL)
+        *var = vars[i];
       return v;
+    }
   }
   return NULL;
 }
+
+const char *perf_launcher_rank(void) { return perf_launcher_rank_named(NULL); }
 
 static int job_failed(const char *call, symcomm_result_t res, symcomm_comm_t comm, int rank) {
   fprintf(stderr, "symcomm-perf: rank %d: %s failed: %s: %s\n", rank, call,

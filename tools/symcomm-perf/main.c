@@ -37,8 +37,8 @@ static const char *const usage_lines[] = {
     "  -n, --iters N         timed iterations per size (default 20)",
     "  -w, --warmup_iters N  untimed iterations before them (default 5)",
     "  -c, --check 0|1       check every result of every size (default 1)",
-    "      --threads N       N ranks as threads of this one process, started alone (not under",
-    "                        a launcher), --engine symcomm only; with SYMCOMM_DEVICE=0",
+    "      --threads N       N ranks (1 to 64) as threads of this one process, started alone",
+    "                        (not under a launcher), --engine symcomm only; with SYMCOMM_DEVICE=0",
     "                        SYMCOMM_SHARE_DEVICE=1 their kernels run side by side on one GPU",
     "                        (a proxy, not NVLink: see docs/PERFORMANCE.md), if they all fit",
     "                        at once: SYMCOMM_COLL_MAX_BLOCKS at most SMs / (2 N) (default: off)",
@@ -77,14 +77,18 @@ static void usage(FILE *out) {
     fprintf(out, "%s\n", usage_lines[i]);
 }
 
-/* The host's cores shared by its ranks (the hosts hold the ranks evenly),
- * at most 16: the data of a 1 GiB size is made in under a second. */
-static int default_check_threads(const perf_job_t *job) {
+/* The host's cores shared by `here` ranks, at most 16: the data of a 1 GiB
+ * size is made in under a second. */
+static int check_threads_per_rank(int here) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int hosts = job->nhosts > 0 ? job->nhosts : 1;
-  int here = (job->nranks + hosts - 1) / hosts;
   long t = cores > 0 && here > 0 ? cores / here : 1;
   return t < 1 ? 1 : t > 16 ? 16 : (int)t;
+}
+
+/* The ranks of a host (the hosts hold them evenly) share its cores. */
+static int default_check_threads(const perf_job_t *job) {
+  int hosts = job->nhosts > 0 ? job->nhosts : 1;
+  return check_threads_per_rank((job->nranks + hosts - 1) / hosts);
 }
 
 /* "8", "64K", "2M", "1G" (powers of 1024), optionally with B. */
@@ -319,10 +323,16 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
     why = "-f and -i exclude each other";
   else if (o->max_bytes < o->min_bytes)
     why = "-e is smaller than -b";
-  else if (o->threads > 0 && perf_launcher_rank() != NULL)
-    why = "--threads makes every rank a thread of this process: start it alone, not under a "
-          "launcher";
-  else if (o->threads > 0 && o->engine != PERF_ENGINE_SYMCOMM)
+  else if (o->threads > 0 && perf_launcher_rank() != NULL) {
+    /* Said by every rank (the launcher may be a stray variable: nothing
+     * else would explain it), and none starts a job: main stops at once. */
+    const char *var = "", *rank = perf_launcher_rank_named(&var);
+    fprintf(stderr,
+            "symcomm-perf: --threads makes every rank a thread of this process, but %s=%s says a "
+            "launcher started it: start it alone (unset %s) or drop --threads\n",
+            var, rank, var);
+    return -1;
+  } else if (o->threads > 0 && o->engine != PERF_ENGINE_SYMCOMM)
     why = "--threads runs --engine symcomm only";
   if (why != NULL) {
     if (verbose)
@@ -557,10 +567,20 @@ static int run_rank(const perf_options_t *o, perf_job_t *job, int argc, char **a
   return status;
 }
 
-/* --threads: rank `rank` of the job, in a thread of its own. */
+/* --threads: the ranks start once every thread exists (go 1), or not at
+ * all (go -1): a rank without its thread would keep the others waiting in
+ * init until the job's timeout. */
+typedef struct rank_gate {
+  pthread_mutex_t lock;
+  pthread_cond_t opened;
+  int go;
+} rank_gate_t;
+
+/* Rank `rank` of the job, in a thread of its own. */
 typedef struct rank_thread {
   const perf_options_t *o;
   const symcomm_unique_id_t *id;
+  rank_gate_t *gate;
   int rank, argc;
   char **argv;
   int status;
@@ -569,11 +589,23 @@ typedef struct rank_thread {
 
 static void *rank_thread_main(void *arg) {
   rank_thread_t *t = arg;
+  pthread_mutex_lock(&t->gate->lock);
+  while (t->gate->go == 0)
+    pthread_cond_wait(&t->gate->opened, &t->gate->lock);
+  int go = t->gate->go;
+  pthread_mutex_unlock(&t->gate->lock);
   perf_job_t job;
   t->status = PERF_EXIT_FAILED;
-  if (perf_job_init_thread(&job, t->id, t->rank, t->o->threads) == 0)
+  if (go > 0 && perf_job_init_thread(&job, t->id, t->rank, t->o->threads) == 0)
     t->status = run_rank(t->o, &job, t->argc, t->argv);
   return NULL;
+}
+
+static void rank_gate_open(rank_gate_t *gate, int go) {
+  pthread_mutex_lock(&gate->lock);
+  gate->go = go;
+  pthread_cond_broadcast(&gate->opened);
+  pthread_mutex_unlock(&gate->lock);
 }
 
 /* Every rank a thread of this process, each with its communicators (a rank
@@ -586,10 +618,8 @@ static int run_threads(const perf_options_t *o, int argc, char **argv) {
    * with 8 as well, session 22); 32 is the most CUDA allows, read at the
    * first CUDA call, which comes later. */
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  long per = cores > 0 ? cores / o->threads : 1;
   perf_data_set_threads(o->check_threads > 0 ? o->check_threads
-                                             : per < 1 ? 1 : per > 16 ? 16 : (int)per);
+                                             : check_threads_per_rank(o->threads));
   symcomm_unique_id_t id;
   symcomm_result_t res = symcomm_get_unique_id(&id);
   if (res != SYMCOMM_OK) {
@@ -602,17 +632,20 @@ static int run_threads(const perf_options_t *o, int argc, char **argv) {
     fprintf(stderr, "symcomm-perf: no memory for %d threads\n", o->threads);
     return PERF_EXIT_FAILED;
   }
+  rank_gate_t gate = {.lock = PTHREAD_MUTEX_INITIALIZER, .opened = PTHREAD_COND_INITIALIZER};
   int status = PERF_EXIT_OK, started = 0;
   for (; started < o->threads; started++) {
-    t[started] = (rank_thread_t){.o = o, .id = &id, .rank = started, .argc = argc, .argv = argv};
+    t[started] = (rank_thread_t){
+        .o = o, .id = &id, .gate = &gate, .rank = started, .argc = argc, .argv = argv};
     int rc = pthread_create(&t[started].tid, NULL, rank_thread_main, &t[started]);
     if (rc != 0) {
-      /* The ranks started wait for this one until the job's timeout. */
-      fprintf(stderr, "symcomm-perf: the thread of rank %d: %s\n", started, strerror(rc));
+      fprintf(stderr, "symcomm-perf: no thread for rank %d of %d: %s; no rank starts\n", started,
+              o->threads, strerror(rc));
       status = PERF_EXIT_FAILED;
       break;
     }
   }
+  rank_gate_open(&gate, status == PERF_EXIT_OK ? 1 : -1);
   for (int r = 0; r < started; r++) {
     pthread_join(t[r].tid, NULL);
     if (t[r].status > status)
@@ -626,6 +659,8 @@ int main(int argc, char **argv) {
   perf_options_t o;
   int parsed = parse_args(argc, argv, &o);
   perf_job_t job;
+  if (parsed < 0 && o.threads > 0 && perf_launcher_rank() != NULL)
+    return PERF_EXIT_USAGE; /* said above, by every rank */
   if (parsed != 0) {
     int status = parsed > 0 ? PERF_EXIT_OK : PERF_EXIT_USAGE;
     if (perf_launcher_rank() == NULL || perf_job_init(&job) != 0) {

@@ -87,6 +87,8 @@ typedef struct perf_job {
 /* The rank the launcher gave this process as text (SYMCOMM_RANK, RANK,
  * OMPI_COMM_WORLD_RANK, SLURM_PROCID), NULL without a launcher. */
 const char *perf_launcher_rank(void);
+/* The same, and the variable's name in *var. */
+const char *perf_launcher_rank_named(const char **var);
 int perf_job_init(perf_job_t *job);
 /* --threads: rank `rank` of an nranks-rank job whose ranks are threads of
  * this process, meeting at the root `id` describes. */

@@ -289,9 +289,10 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
 
 /* A launch whose messages are all this small runs blocks of fewer threads:
  * with at most a line or two (8 data bytes each) a thread to move, a block
- * of 512 spends its time in its block-wide syncs. Sendrecv of 8 B, 2 ranks as threads on one H200 (docs/
- * PERFORMANCE.md, session 22): 8.2 us with 128 threads against 9.5 with
- * 512; 4 KiB alike (11.5, 11.2); 32 KiB 27.5 against 16. */
+ * of 512 spends its time in its block-wide syncs. Sendrecv of 8 B, 2 ranks
+ * as threads on one H200 (docs/PERFORMANCE.md, session 22): 8.2 us with 128
+ * threads against 9.5 with 512; 4 KiB alike (11.5, 11.2); 32 KiB 27.5
+ * against 16. */
 #define SC_P2P_SMALL_BYTES 1024
 #define SC_P2P_SMALL_THREADS 128
 

@@ -185,7 +185,11 @@ static const char *option_name(const struct option *longopts, int c) {
   return buf;
 }
 
-/* 0 to run, 1 for --help, -1 for a usage error (said on stderr). */
+/* Usage errors said by every rank, which then stop without starting a job. */
+#define PARSE_REFUSED_ALONE (-2)
+
+/* 0 to run, 1 for --help, -1 for a usage error (said on stderr), or
+ * PARSE_REFUSED_ALONE. */
 static int parse_args(int argc, char **argv, perf_options_t *o) {
   static const struct option longopts[] = {
       {"operation", required_argument, NULL, 'o'},
@@ -324,14 +328,14 @@ static int parse_args(int argc, char **argv, perf_options_t *o) {
   else if (o->max_bytes < o->min_bytes)
     why = "-e is smaller than -b";
   else if (o->threads > 0 && perf_launcher_rank() != NULL) {
-    /* Said by every rank (the launcher may be a stray variable: nothing
-     * else would explain it), and none starts a job: main stops at once. */
+    /* Said by every rank: the launcher may be a stray variable, and
+     * nothing else would explain it. */
     const char *var = "", *rank = perf_launcher_rank_named(&var);
     fprintf(stderr,
             "symcomm-perf: --threads makes every rank a thread of this process, but %s=%s says a "
             "launcher started it: start it alone (unset %s) or drop --threads\n",
             var, rank, var);
-    return -1;
+    return PARSE_REFUSED_ALONE;
   } else if (o->threads > 0 && o->engine != PERF_ENGINE_SYMCOMM)
     why = "--threads runs --engine symcomm only";
   if (why != NULL) {
@@ -659,8 +663,8 @@ int main(int argc, char **argv) {
   perf_options_t o;
   int parsed = parse_args(argc, argv, &o);
   perf_job_t job;
-  if (parsed < 0 && o.threads > 0 && perf_launcher_rank() != NULL)
-    return PERF_EXIT_USAGE; /* said above, by every rank */
+  if (parsed == PARSE_REFUSED_ALONE)
+    return PERF_EXIT_USAGE;
   if (parsed != 0) {
     int status = parsed > 0 ? PERF_EXIT_OK : PERF_EXIT_USAGE;
     if (perf_launcher_rank() == NULL || perf_job_init(&job) != 0) {

@@ -284,7 +284,7 @@ test-san:
 # the threads that watch roots, run streams and serve roots; the eager
 # message's claim racing its withdrawal; four ranks as threads of one
 # process (symcomm-perf --threads), every collective.
-TSAN_TESTS := abort_race|perf_threads_4|fault_|leave_|unit_host_streams|unit_host_waits|unit_store|p2p_two_streams|p2p_eager_claim|net_engine_|net_threads_|net_p2p_sizes_2h|net_p2p_streams|net_coll_matrix_2x2
+TSAN_TESTS := abort_race|perf_threads_4|fault_|leave_|unit_host_streams|unit_host_waits|unit_store|p2p_two_streams|p2p_eager_put|net_engine_|net_threads_|net_p2p_sizes_2h|net_p2p_streams|net_coll_matrix_2x2
 test-tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread tests
 	bash tests/run.sh build-tsan '$(TSAN_TESTS)'

@@ -443,7 +443,11 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
  * thread, which stages GPU data through pinned host memory). A send matches
  * the receive that peer posts from this rank in the same position (the n-th
  * send to a peer meets its n-th receive from us), and both must have the same
- * count and type: a mismatch fails both streams, naming both sizes. Positions
+ * count and type: a mismatch fails both streams, naming both sizes (within a
+ * host, a send of at most SYMCOMM_P2P_EAGER_BYTES ends once its data is put
+ * into the peer's memory, before the receive takes it: the receive fails at
+ * once, and the sender's next send to that peer fails, naming the refused
+ * message). Positions
  * are taken on the device when an operation starts (so that a captured CUDA
  * graph can replay it): on one stream that is posting order. Within a host,
  * an operation queued on another stream than the last one with the same peer

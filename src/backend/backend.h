@@ -44,7 +44,8 @@ typedef struct sc_launch {
   bool early;                    /* the launch may start before the work ahead of it on the
                                     stream ends, where the backend's kernel for the program
                                     waits for it itself (sc_dev_wait_previous; CUDA: the LL
-                                    collectives, programmatic dependent launch) */
+                                    collectives and the P2P program, programmatic dependent
+                                    launch) */
   uint32_t threads;              /* threads a block, for work too small to use the program's
                                     own count (CUDA: its table's); 0: that count. Backends
                                     whose blocks are one thread ignore it */

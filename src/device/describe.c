@@ -143,7 +143,14 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                call);
     return;
   case SC_DEV_SIZE_MISMATCH:
-    if (err->d == 0)
+    if (err->d == 0 && err->e > 0) /* found at this send's start: an eager one that ended */
+      snprintf(buf, len,
+               "send #%lld to rank %lld had %lld bytes, but rank %lld receives %lld bytes: it "
+               "refused that message after the send had ended (it went eagerly), so this later "
+               "send to rank %lld fails",
+               (long long)(err->e - 1), (long long)err->a, (long long)err->b, (long long)err->a,
+               (long long)err->c, (long long)err->a);
+    else if (err->d == 0)
       snprintf(buf, len, "this send to rank %lld has %lld bytes, but rank %lld receives %lld bytes",
                (long long)err->a, (long long)err->b, (long long)err->a, (long long)err->c);
     else

@@ -15,8 +15,6 @@
  *   err_bytes  size of P's send when P refused R's receive   written by P
  *   gave_up    why P marked the pair failed (a relay mark)   written by P
  *   eager_ack  R's eager messages P took (or refused)       written by P
- *   eager_taken  P's eager messages R claimed; | ERROR: P withdrew one
- *                                              written by R and P (CAS)
  *   sends_done, recvs_done   R's own completed sends to / receives from P
  * Counters only grow; SC_SLOT_ERROR in one marks the exchange as failed.
  * R's device memory (the descriptor, sc_p2p_desc_t) holds its tickets, its
@@ -41,9 +39,8 @@
  *            ready[p] = g + 1.
  * A message of at most eager_bytes goes eagerly instead: no rendezvous, no
  * ring, its data pushed with flags into the receiver's eager slot for the
- * sender (device/p2p_eager.h, which also says how sizes that differ across
- * the threshold fail on both sides, and how a sender giving up and a
- * receiver taking the message settle which came first).
+ * sender, and the send ends there (device/p2p_eager.h, which also says how
+ * sizes that differ across the threshold fail, and when the sender learns).
  * A receive into a window (its id and offset in the communicator's window
  * table) says so with its size; the send then copies straight into that
  * buffer, once, and raises each lane's ready past its part's chunks at once.
@@ -83,14 +80,10 @@ enum {
   SC_P2P_PHASE_ORDER,     /* the lead: the previous message of the queue is done */
   SC_P2P_PHASE_HANDSHAKE, /* the lead: the rendezvous */
   SC_P2P_PHASE_PUBLISHED, /* a lane: its message is published */
-  SC_P2P_PHASE_EAGER,     /* an eager message: pushed, or waited for (device/p2p_eager.h) */
+  SC_P2P_PHASE_EAGER,     /* an eager receive: its lines awaited (device/p2p_eager.h) */
   SC_P2P_PHASE_CHUNKS,
   SC_P2P_PHASE_FINISH
 };
-
-/* A wait's outcome, besides sc_dev_sleep's: the block was giving up, and
- * its eager send turned out claimed by the receiver (sc_p2p_eager_delivered). */
-#define SC_P2P_DELIVERED (-2)
 
 /* A block's progress through its ops of one direction (they run one after
  * another), in the program's local variables: never in its arguments. */
@@ -104,7 +97,6 @@ typedef struct sc_p2p_cursor {
   uint64_t at, len; /* its part of the message */
   uint32_t parts;
   int eager;      /* the message goes eagerly (its size, device/p2p_eager.h) */
-  int unacked;    /* an eager send given up on, found claimed: it ends before the ack */
   char *direct;   /* send: the receiver's window buffer, when it asked for one */
 } sc_p2p_cursor_t;
 
@@ -203,11 +195,8 @@ SC_DEV_FN void sc_p2p_fail(const sc_p2p_desc_t *d, sc_dev_error_t *err, int kind
 /* Marks a pair and direction that an op left half-done as failed, here and
  * at the peer (atomically: other streams of the pair may store to the same
  * lines), on every lane, and tells the peer why (`mark`, 0: nothing to
- * relay). A send whose eager message `withdraw` - 1 is put and not acked
- * withdraws it first (device/p2p_eager.h; 0: none), after the mark, which
- * a receive that loses its claim reads. */
-SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark,
-                             uint64_t withdraw) {
+ * relay). */
+SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_t mark) {
   sc_p2p_pad_t *my_pad = d->pads[d->local_rank], *peer_pad = d->pads[peer];
   sc_p2p_peer_lines_t *mine = &my_pad->peer[peer];
   sc_p2p_peer_lines_t *theirs = &peer_pad->peer[d->local_rank];
@@ -215,8 +204,6 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_
   if (mark != 0)
     sc_dev_store(&theirs->gave_up.value, mark); /* before the marks the peer sees */
   if (kind == SC_P2P_SEND) {
-    if (withdraw != 0)
-      (void)sc_p2p_eager_withdraw(&theirs->eager_taken.value, withdraw - 1); /* the pair fails */
     sc_dev_or(&mine->sends_done.value, SC_SLOT_ERROR);
     for (uint32_t l = 0; l < lanes; l++)
       sc_dev_or(&theirs->ready[l].value, SC_SLOT_ERROR);
@@ -230,28 +217,12 @@ SC_DEV_FN void sc_p2p_poison(const sc_p2p_desc_t *d, int peer, int kind, uint64_
   sc_dev_ring(&peer_pad->bell);
 }
 
-/* An eager send put and waiting for its ack: its message number + 1, else 0. */
-SC_DEV_FN uint64_t sc_p2p_eager_in_flight(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c) {
-  return c->op < a->nops && c->eager && c->phase == SC_P2P_PHASE_EAGER ? c->msg + 1 : 0;
-}
-
 /* The block gave up: each direction with ops left marks its pair failed (leader). */
 SC_DEV_FN void sc_p2p_poison_pending(const sc_p2p_args_t *a, const sc_p2p_cursor_t *c, int peer,
                                      uint64_t mark) {
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++)
     if (c[kind].op < a->nops)
-      sc_p2p_poison(a->desc, peer, kind, mark,
-                    kind == SC_P2P_SEND ? sc_p2p_eager_in_flight(a, &c[kind]) : 0);
-}
-
-/* Before the block gives up (leader): whether its eager send in flight, if
- * any, was claimed by the receiver, which will finish it; then the send
- * ends instead of failing. Otherwise it is withdrawn, and the poison that
- * follows tells the receiver why. */
-SC_DEV_FN int sc_p2p_eager_delivered(const sc_p2p_args_t *a, const sc_p2p_here_t *h,
-                                     const sc_p2p_cursor_t *send) {
-  uint64_t in_flight = sc_p2p_eager_in_flight(a, send);
-  return in_flight != 0 && sc_p2p_eager_withdraw(&h->theirs->eager_taken.value, in_flight - 1);
+      sc_p2p_poison(a->desc, peer, kind, mark);
 }
 
 /* The pair is marked failed: this rank's own stop if it has one, else what
@@ -339,72 +310,28 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return 1;
 }
 
-/* An eager send waits for the receiver's verdict (leader): taken (1), not
- * yet (0), or failed (-1): refused, the pair failed, or the receive posted a
- * rendezvous for a larger size, which this send refuses. */
-SC_DEV_FN int sc_p2p_eager_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
-                                 const sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
-                                 const sc_p2p_op_t *op, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
-  uint64_t ack = sc_dev_load(&mine->eager_ack.value);
-  if (ack & SC_SLOT_ERROR)
-    return sc_p2p_send_failed(ctx, d, mine, op, c->msg, err);
-  if (ack >= c->msg + 1)
-    return 1;
-  uint64_t cts = sc_dev_load(&mine->cts.value);
-  if (!(cts & SC_SLOT_ERROR) && cts < c->msg + 1)
-    return 0;
-  /* Since the ack was read, the receiver may have taken this message and
-   * posted the rendezvous of its next one: it acked before that cts, whose
-   * release the acquire above has seen. */
-  ack = sc_dev_load(&mine->eager_ack.value);
-  if (!(ack & SC_SLOT_ERROR) && ack >= c->msg + 1)
-    return 1;
-  int r = sc_p2p_send_handshake(ctx, d, mine, theirs, op, c, err);
-  if (r == 1) { /* a rendezvous of the same size: the ranks' thresholds differ */
-    err->kind = SC_DEV_BAD_ARGS;
-    err->a = SC_PROGRAM_P2P;
-    r = -1;
-  }
-  return r;
-}
-
 /* An eager receive's verdict after every thread looked (leader): whether
  * all its lines came (`whole`) and the header's size (`sent`, UINT64_MAX:
- * not there yet). Arrived and claimed (1), not yet or withdrawn (0), or
- * failed (-1: the sender gave up, on this message too: it never finishes
- * one the sender reported failed; or it sent another size, refused here). */
+ * not there yet). Arrived (1), not yet (0), or failed (-1: another size,
+ * refused here; or not arrived and the pair failed). A message that came
+ * whole is taken even if the pair failed since: it was put, and its send
+ * ended (device/p2p_eager.h). */
 SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
                                    sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
                                    const sc_p2p_op_t *op, uint64_t msg, int whole, uint64_t sent,
                                    sc_dev_error_t *err) {
-  if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
-    sc_dev_acquire(); /* the refusal's size, stored before the mark */
-    return sc_p2p_refused(ctx, d, mine, op, msg, err);
-  }
-  if (sent == UINT64_MAX)
-    return 0;
-  if (sent != op->bytes) {
+  if (sent != UINT64_MAX && sent != op->bytes) {
     sc_p2p_eager_refuse(theirs, op->bytes, msg);
     sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
     return -1;
   }
-  /* Withdrawn since the look above: the sender's marks follow (with the
-   * reason, read once ready[0] shows them); wait for them. */
-  return whole && sc_p2p_eager_claim(&mine->eager_taken.value, msg);
-}
-
-/* An eager send, put, waits for the receiver's verdict (sc_p2p_eager_acked,
- * looked at again up to SC_DEV_QUICK_POLLS times): the block's verdict, 1
- * taken, 0 not yet, -1 failed (err filled by the leader). */
-SC_DEV_FN int sc_p2p_eager_send_end(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
-                                    const sc_p2p_op_t *op, sc_p2p_cursor_t *c, sc_dev_error_t *err) {
-  int r = 0;
-  if (sc_dev_leader(ctx)) {
-    r = sc_p2p_eager_acked(ctx, d, h->mine, h->theirs, op, c, err);
-    for (int i = 0; r == 0 && i < SC_DEV_QUICK_POLLS; i++)
-      r = sc_p2p_eager_acked(ctx, d, h->mine, h->theirs, op, c, err);
+  if (whole && sent != UINT64_MAX)
+    return 1;
+  if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
+    sc_dev_acquire(); /* the refusal's size, stored before the mark */
+    return sc_p2p_refused(ctx, d, mine, op, msg, err);
   }
-  return sc_dev_share(ctx, r);
+  return 0;
 }
 
 /* An eager receive takes its message if it came whole (every thread): the
@@ -430,7 +357,10 @@ SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const
   sc_dev_sync(ctx);
   if (leader) {
     /* The slot is read: the sender may reuse it. No fence: nothing this
-     * rank wrote must reach the sender first. */
+     * rank wrote must reach the sender first. Relaxed, after the block-wide
+     * sync: each thread's loads of the slot feed its stores to the buffer
+     * before that sync, which keeps them ahead of the ack in practice (the
+     * PTX model alone does not promise it). */
     sc_dev_store_relaxed(&h->theirs->eager_ack.value, c->msg + 1);
     sc_dev_ring(&h->peer_pad->bell);
   }
@@ -460,9 +390,11 @@ SC_DEV_FN int sc_p2p_lane_wait(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const 
 /* A part ended (leader): the lane's chunks counted, and the message marked
  * done by whichever part ends last. */
 SC_DEV_FN void sc_p2p_part_done(sc_p2p_queue_t *q, uint32_t lane, const sc_p2p_cursor_t *c,
-                                uint64_t nchunks, uint64_t *done, sc_p2p_pad_t *my_pad) {
-  if (c->eager && c->unacked) { /* the next send on the queue waits for the ack */
+                                int send, uint64_t bytes, uint64_t nchunks, uint64_t *done,
+                                sc_p2p_pad_t *my_pad) {
+  if (c->eager && send) { /* put, not acked yet: the next send on the queue waits for the ack */
     sc_dev_store_own(&q->eager_unacked, c->msg + 1);
+    sc_dev_store_own(&q->eager_unacked_bytes, bytes);
     sc_dev_store_own_release(done, c->msg + 1);
     sc_dev_ring(&my_pad->bell);
     return;
@@ -479,20 +411,61 @@ SC_DEV_FN void sc_p2p_part_done(sc_p2p_queue_t *q, uint32_t lane, const sc_p2p_c
   sc_dev_ring(&my_pad->bell);
 }
 
-/* A send's turn came (leader): if an earlier eager message ended on the
- * receiver's claim, its ack must come before this one touches the slot.
- * 1 go on, 0 wait, -1 failed. */
+/* ERROR in cts or eager_ack when a send's turn came (leader): the receiver
+ * refused the pair's last eager message, whose send ended once put, for its
+ * size (device/p2p_eager.h): this op fails naming that message and both
+ * sizes; or this message was refused, or the pair failed. Returns -1 (err
+ * filled). */
+SC_DEV_FN int sc_p2p_earlier_refused(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
+                                     const sc_p2p_peer_lines_t *mine, const sc_p2p_queue_t *q,
+                                     const sc_p2p_op_t *op, uint64_t msg, sc_dev_error_t *err) {
+  uint64_t unacked = sc_dev_load_own(&q->eager_unacked), want = 0;
+  if (unacked != 0 && !sc_dev_stopped(ctx) && sc_p2p_eager_refused(mine, unacked - 1, &want)) {
+    sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, unacked - 1, (int64_t)want);
+    err->b = (int64_t)sc_dev_load_own(&q->eager_unacked_bytes);
+    err->e = (int64_t)unacked; /* an earlier message's: its number + 1 */
+    return -1;
+  }
+  return sc_p2p_send_failed(ctx, d, mine, op, msg, err);
+}
+
+/* A send's turn came (leader): the pair's last eager message, put, must be
+ * acked before this one touches the slot the receiver reads it from; and
+ * the pair must not have failed at the receiver since (which a send that
+ * ends at its put would not otherwise see). 1 go on, 0 wait, -1 failed.
+ * cts first: the receiver stores its refusal before it marks cts failed. */
 SC_DEV_FN int sc_p2p_earlier_acked(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
                                    const sc_p2p_peer_lines_t *mine, const sc_p2p_queue_t *q,
                                    const sc_p2p_op_t *op, const sc_p2p_cursor_t *c,
                                    sc_dev_error_t *err) {
   uint64_t unacked = sc_dev_load_own(&q->eager_unacked); /* done's acquire ordered it */
-  if (unacked == 0)
-    return 1;
+  uint64_t cts = sc_dev_load(&mine->cts.value);
   uint64_t ack = sc_dev_load(&mine->eager_ack.value);
-  if (ack & SC_SLOT_ERROR)
-    return sc_p2p_peer_failed(ctx, d, mine, op, c->msg, err);
+  if ((cts | ack) & SC_SLOT_ERROR)
+    return sc_p2p_earlier_refused(ctx, d, mine, q, op, c->msg, err);
   return ack >= unacked;
+}
+
+/* A rendezvous receive waits for its first chunk (leader of lane 0): the
+ * sender may have gone eagerly with another size, its send ended at the put
+ * (device/p2p_eager.h). Its header in the slot is refused as a sender
+ * refuses a receive of another size (its size in err_bytes, ERROR in every
+ * lane's ready, so that this receive's lanes fail naming both sizes too),
+ * with a refusal in eager_ack for the sender's next op: -1 (err filled).
+ * 0: no such header, the wait goes on. */
+SC_DEV_FN int sc_p2p_eager_instead(const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
+                                   const sc_p2p_op_t *op, uint64_t msg, sc_dev_error_t *err) {
+  if (h->eager_bytes == 0)
+    return 0; /* no send writes a header */
+  uint64_t sent = sc_p2p_eager_sent(h->slot_here, sc_ll_flag(msg));
+  if (sent == UINT64_MAX || sent == op->bytes)
+    return 0; /* none yet, or a rendezvous send's of this size */
+  sc_dev_store(&h->mine->err_bytes.value, sent | SC_SLOT_ERROR);
+  for (uint32_t l = 0; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
+    sc_dev_or(&h->mine->ready[l].value, SC_SLOT_ERROR);
+  sc_p2p_eager_refuse(h->theirs, op->bytes, msg);
+  sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
+  return -1;
 }
 
 /* A launch of groups of one block claimed a message (leader): no lane comes
@@ -528,7 +501,6 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->chunk = 0;
       c->direct = 0;
       c->eager = sc_p2p_eager(op->bytes, h->eager_bytes);
-      c->unacked = 0;
       if (leader)
         c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
       /* Every thread puts or checks some of an eager message's lines. */
@@ -558,13 +530,13 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       }
       c->phase = SC_P2P_PHASE_HANDSHAKE;
     } else if (c->phase == SC_P2P_PHASE_HANDSHAKE && c->eager) {
-      if (send) {
+      if (send) { /* the send ends at its put (device/p2p_eager.h) */
         sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, c->flag);
         sc_dev_ring(&peer_pad->bell);
       }
-      c->phase = SC_P2P_PHASE_EAGER;
+      c->phase = send ? SC_P2P_PHASE_FINISH : SC_P2P_PHASE_EAGER;
     } else if (c->phase == SC_P2P_PHASE_EAGER) {
-      r = send ? sc_p2p_eager_send_end(ctx, d, h, op, c, err) : sc_p2p_eager_take(ctx, d, h, op, c, err);
+      r = sc_p2p_eager_take(ctx, d, h, op, c, err);
       if (r <= 0)
         return r < 0 ? -1 : moved;
       c->phase = SC_P2P_PHASE_FINISH;
@@ -603,7 +575,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->phase = SC_P2P_PHASE_CHUNKS;
     } else if (c->phase == SC_P2P_PHASE_FINISH || c->chunk == nchunks) {
       if (leader)
-        sc_p2p_part_done(q, lane, c, nchunks, done, my_pad);
+        sc_p2p_part_done(q, lane, c, send, op->bytes, nchunks, done, my_pad);
       c->op = sc_p2p_next(a, group, kind, c->op + 1);
       c->phase = SC_P2P_PHASE_CLAIM;
       c->len = 0;
@@ -626,6 +598,8 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
             r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
           else
             r = ready >= last;
+          if (r == 0 && lane == 0)
+            r = sc_p2p_eager_instead(d, h, op, c->msg, err);
           if (r == 1) {
             sc_dev_store(&theirs->ack[lane].value, last);
             sc_dev_ring(&peer_pad->bell);
@@ -653,7 +627,7 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
         if (sc_p2p_count(ready) < g + 1 && (ready & SC_SLOT_ERROR))
           r = sc_p2p_refused(ctx, d, mine, op, c->msg, err);
         else if (sc_p2p_count(ready) < g + 1)
-          r = 0;
+          r = lane == 0 && c->chunk == 0 ? sc_p2p_eager_instead(d, h, op, c->msg, err) : 0;
       }
       SC_P2P_VERDICT(ctx, r);
       if (send && len > 0)
@@ -677,16 +651,16 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
  * loop's three (claim, order, put), each ended by a block-wide verdict: the
  * leader's ticket atomics and the loads that decide the order are in flight
  * together, two shares tell the block (the LL flag, the verdict), and a send
- * pushes its message at once. An op whose turn has not come, whose pair
- * failed, or whose send must first see an earlier message's ack goes on in
- * the general loop
- * (sc_p2p_advance) from ORDER, its ticket taken; so does everything after. */
+ * pushes its message at once and ends. An op whose turn has not come, whose
+ * pair failed, or whose send has not yet seen the ack of the pair's last
+ * eager message goes on in the general loop (sc_p2p_advance) from ORDER,
+ * its ticket taken; so does everything after. */
 SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc_p2p_here_t *h,
                                   sc_p2p_cursor_t *c) {
   sc_p2p_desc_t *d = a->desc;
   int leader = sc_dev_leader(ctx);
   uint32_t ticket[2] = {0, 0};
-  uint64_t done[2] = {0, 0}, unacked = 0;
+  uint64_t done[2] = {0, 0}, unacked = 0, ack = 0, cts = 0;
   int eager[2];
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
     eager[kind] = c[kind].op < a->nops && sc_p2p_eager(a->ops[c[kind].op].bytes, h->eager_bytes);
@@ -695,6 +669,13 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
     sc_p2p_queue_t *q = &d->pair[a->ops[c[kind].op].peer].queue[kind];
     ticket[kind] = sc_dev_ticket_own32(&q->tickets);
     sc_p2p_skip_lanes(h, q);
+  }
+  if (eager[SC_P2P_SEND] && leader) {
+    /* Relaxed looks that only decide whether the turn has come (ERROR in
+     * either leaves the op to the general loop's checks); the put that reuses
+     * the slot follows the ack's load through a block-wide share of it. */
+    ack = sc_dev_load_poll(&h->mine->eager_ack.value);
+    cts = sc_dev_load_poll(&h->mine->cts.value);
   }
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV && leader; kind++)
     if (eager[kind]) /* the acquire orders eager_unacked, stored before done's release */
@@ -711,7 +692,7 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
     if (leader) {
       k->msg = sc_p2p_number(ticket[kind], done[kind]);
       go = !(done[kind] & SC_SLOT_ERROR) && sc_p2p_count(done[kind]) >= k->msg &&
-           (kind == SC_P2P_RECV || unacked == 0);
+           (kind == SC_P2P_RECV || (!((cts | ack) & SC_SLOT_ERROR) && ack >= unacked));
     }
     k->flag = (uint32_t)sc_dev_share(ctx, (int)sc_ll_flag(k->msg));
     k->parts = 1;
@@ -719,9 +700,10 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
     k->len = op->bytes;
     k->eager = 1;
     k->phase = sc_dev_share(ctx, go) ? SC_P2P_PHASE_EAGER : SC_P2P_PHASE_ORDER;
-    if (k->phase == SC_P2P_PHASE_EAGER && kind == SC_P2P_SEND) {
+    if (k->phase == SC_P2P_PHASE_EAGER && kind == SC_P2P_SEND) { /* put: the send ends */
       sc_p2p_eager_put(ctx, h->slot_there, op->buf, op->bytes, k->flag);
       sc_dev_ring(&h->peer_pad->bell);
+      k->phase = SC_P2P_PHASE_FINISH;
     }
   }
 }
@@ -738,7 +720,23 @@ SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
   uint32_t lanes = a->width > 0 ? a->width : 1;
   for (uint32_t i = 0; i < a->nops && i < SC_P2P_MAX_OPS; i++)
     if (((uint32_t)a->ops[i].block + 1) * lanes > first_block)
-      sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark, 0); /* none ran: none put */
+      sc_p2p_poison(a->desc, a->ops[i].peer, a->ops[i].kind, mark);
+}
+
+/* A send stuck at its turn (leader): if what it waits for is the ack of the
+ * pair's last eager message (whose send ended at its put), that message is
+ * the one not taken: the sentence names it (*msg, *bytes) instead. */
+SC_DEV_FN void sc_p2p_not_taken(const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
+                                const sc_p2p_op_t *op, uint64_t *msg, uint64_t *bytes) {
+  const sc_p2p_queue_t *q = &d->pair[op->peer].queue[SC_P2P_SEND];
+  uint64_t done = sc_p2p_count(sc_dev_load(&h->mine->sends_done.value));
+  uint64_t unacked = sc_dev_load_own(&q->eager_unacked);
+  if (*msg == 0 || unacked != *msg || done < *msg)
+    return; /* it waits for its turn */
+  if (sc_p2p_count(sc_dev_load(&h->mine->eager_ack.value)) >= unacked)
+    return;
+  *msg = unacked - 1;
+  *bytes = sc_dev_load_own(&q->eager_unacked_bytes);
 }
 
 /* The cursor that the block is stuck on, for the sentence of its failure. */
@@ -756,13 +754,15 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     guard.call = a->call;
     guard.seq = a->seq;
   }
-  /* The stop word's copy in device memory, the group's peer from the
-   * arguments, then what the block reads of the descriptor, all in flight
-   * at once. The host word itself, 1 us away, is read only when the copy
-   * says the communicator stopped (for the sentence): a launch that starts
-   * between the stop and the copy's arrival runs as one that started
-   * before the stop, and its waits look at the word. */
-  uint32_t stop_copy = a->stopped != 0 ? sc_dev_load_poll32(a->stopped) : 0;
+  /* The group's peer from the arguments, then what the block reads of the
+   * descriptor, which never changes after setup: read while the kernel
+   * ahead of this one on the stream may still run (a GPU may start this one
+   * early: sc_dev_start_next below), all in flight at once. Everything else
+   * (the stop word's copy, the counters, the send buffers) comes after the
+   * wait for that kernel. The host word itself, 1 us away, is read only
+   * when the copy says the communicator stopped (for the sentence): a
+   * launch that starts between the stop and the copy's arrival runs as one
+   * that started before the stop, and its waits look at the word. */
   int peer = -1, bad = a->nops > SC_P2P_MAX_OPS;
   for (uint32_t i = 0; i < a->nops && !bad; i++) {
     if (a->ops[i].block != group)
@@ -774,6 +774,8 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
   sc_p2p_here_t h = {0}; /* read below where the block has a peer; else unused */
   if (!bad && peer >= 0)
     sc_p2p_here_read(a, peer, &h);
+  sc_dev_wait_previous(ctx);
+  uint32_t stop_copy = a->stopped != 0 ? sc_dev_load_poll32(a->stopped) : 0;
   sc_dev_enter(ctx, &guard);
   int stopped = sc_dev_share(ctx, stop_copy != 0 && leader ? sc_dev_stopped(ctx) : 0);
   sc_p2p_cursor_t c[2];
@@ -800,7 +802,7 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     c[kind].msg = c[kind].base = c[kind].chunk = c[kind].at = c[kind].len = 0;
     c[kind].flag = 0;
     c[kind].parts = 1;
-    c[kind].eager = c[kind].unacked = 0;
+    c[kind].eager = 0;
     c[kind].direct = 0;
   }
   sc_p2p_pad_t *my_pad = h.my_pad;
@@ -821,19 +823,6 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     int moved = 0;
     for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
       int r = sc_p2p_advance(ctx, a, &h, group, lane, kind, &c[kind], err);
-      /* A send failing while its eager message waits for the ack (the pair
-       * was poisoned meanwhile) ends delivered if the receiver claimed it. */
-      if (r < 0 && kind == SC_P2P_SEND) {
-        int delivered = leader && sc_p2p_eager_delivered(a, &h, &c[kind]);
-        if (sc_dev_share(ctx, delivered)) {
-          if (leader)
-            err->kind = SC_DEV_OK;
-          c[kind].unacked = 1;
-          c[kind].phase = SC_P2P_PHASE_FINISH;
-          moved = 1;
-          continue;
-        }
-      }
       if (r < 0) {
         if (leader) { /* recorded before the poison can reach another stream's wait */
           sc_dev_publish_early(ctx, err);
@@ -843,8 +832,13 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
       }
       moved |= r;
     }
-    if (c[SC_P2P_SEND].op >= a->nops && c[SC_P2P_RECV].op >= a->nops)
+    if (c[SC_P2P_SEND].op >= a->nops && c[SC_P2P_RECV].op >= a->nops) {
+      /* Past its waits: the next kernel on the stream may start (it waits
+       * for this one before it reads what this one wrote). One started
+       * before the waits would hold an SM that a peer's block may need. */
+      sc_dev_start_next(ctx);
       return;
+    }
     if (moved) {
       if (leader)
         sc_dev_progress(ctx);
@@ -855,9 +849,6 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     int why = 0;
     if (leader)
       why = (departed >> peer & 1) ? -1 : sc_dev_sleep(ctx, &my_pad->bell, seen);
-    if (leader && why != 0 && why != SC_DEV_PEER_LEFT &&
-        sc_p2p_eager_delivered(a, &h, &c[SC_P2P_SEND]))
-      why = SC_P2P_DELIVERED;
     why = sc_dev_share(ctx, why);
     if (why == SC_DEV_PEER_LEFT) {
       if (leader)
@@ -866,20 +857,18 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
     }
     if (why == 0)
       continue;
-    if (why == SC_P2P_DELIVERED) { /* the send ends; the rest waits on, anew */
-      c[SC_P2P_SEND].unacked = 1;
-      c[SC_P2P_SEND].phase = SC_P2P_PHASE_FINISH;
-      continue;
-    }
     if (leader) {
       const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
       const sc_p2p_op_t *op = &a->ops[stuck->op];
+      uint64_t msg = stuck->msg, bytes = op->bytes;
+      if (stuck == &c[SC_P2P_SEND] && stuck->phase == SC_P2P_PHASE_ORDER)
+        sc_p2p_not_taken(d, &h, op, &msg, &bytes);
       if (why < 0) {
-        sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, stuck->msg, (int64_t)op->bytes);
+        sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, msg, (int64_t)bytes);
         err->e = d->ranks[peer];
       } else {
-        sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, stuck->msg,
-                    (int64_t)op->bytes);
+        sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, msg,
+                    (int64_t)bytes);
         err->e = d->guard.timeout_ms;
       }
       sc_dev_publish_early(ctx, err);

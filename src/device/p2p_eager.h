@@ -4,50 +4,40 @@
  *
  * Each rank's p2p window has an eager slot per peer: a header line, then one
  * line per 8 bytes of the largest eager message. For message n from S to R:
- *   send:    put the header (the sender's size) and the data lines, all
- *            with flag sc_ll_flag(n), into R's slot for S, in any order (the
- *            receive takes the message once every line carries the flag);
- *            then wait for R's verdict in S's pad: eager_ack = n + 1
- *            (taken), or a refusal.
- *   receive: wait until the header and every data line carry the flag
- *            (the sender did not give up on it: no ERROR in ready[0]),
- *            claim it (eager_taken = n + 1 in R's pad), copy the data to
- *            the buffer, then set eager_ack = n + 1 in S's pad.
- * The slot is free again when the ack comes: the sender's next message
- * waits for this one to be done (the queue's order), so one slot per pair
- * and direction is enough, and a line still holding message n - 1's flag
- * is told from message n's.
+ *   send:    once R acked message n - 1 of the pair if that one went eagerly
+ *            (eager_ack >= n in S's pad: R has read the slot), put the
+ *            header (the sender's size) and the data lines, all with flag
+ *            sc_ll_flag(n), into R's slot for S, in any order, and end: the
+ *            data is out of the send buffer and on its way, as with NCCL,
+ *            whose send ends at its put.
+ *   receive: wait until the header and every data line carry the flag,
+ *            copy the data to the buffer, then set eager_ack = n + 1 in S's
+ *            pad (the slot is free again).
+ * The wait for the ack moves from a send's end to the next eager send's
+ * start on the pair, which in a loop of exchanges has usually seen it by
+ * then; one slot per pair and direction is enough, and a line still holding
+ * message n - 1's flag is told from message n's.
  *
- * A sender that gives up waiting for the ack (timeout, abort, its other
- * direction failed) withdraws the message before it marks the pair failed:
- * eager_taken |= ERROR. The claim (an atomic maximum) and the withdrawal (a
- * compare-and-swap) are atomics on that one word, so exactly one wins:
- * withdrawn, the receive fails whatever it saw before (a receive never
- * finishes a message its sender reported failed, even one stopped between
- * its look and its claim);
- * claimed first, the message is delivered (the receiver finishes it unless
- * it dies), so the sender finishes the send instead of failing it, and its
- * next message on the pair waits for that ack (queue.eager_unacked) before
- * touching the slot the receiver may still be copying out of. A receive
- * that lost its claim waits on until the sender's marks (ready[0]'s ERROR,
- * after the reason in gave_up) come, which follow the withdrawal at once:
- * the mark is stored only by a sender that fails. The claim is an atomic on
- * the receiver's own memory (the withdrawal, on the failure path only,
- * crosses to the peer): the fast path gains no round trip. A block whose
- * send ended so waits on for its other ops with a fresh timeout: the
- * message's delivery was progress.
+ * A message put is delivered: the receive takes one that arrived whole even
+ * if the pair was marked failed since (the sender failed a later op, or left).
  *
  * Each side picks the protocol from its own size, so sizes that differ
- * across the threshold must still meet, and fail on both sides naming both
- * sizes:
+ * across the threshold must still meet. The receive always fails at once,
+ * naming both sizes, and writes nothing; the sender, whose eager send may
+ * have ended already, learns at its next op on the pair (the pair cannot be
+ * used again), which fails naming the refused message and both sizes:
  *   - eager receive, header of another size (either protocol: a rendezvous
  *     send writes its header too): the receiver puts its size in cts_bytes
  *     and a refusal (SC_SLOT_ERROR | SC_P2P_EAGER_REFUSED | n + 1) in
- *     eager_ack, and fails; the sender finds the refusal (an eager one in its
- *     wait, a rendezvous one once the failed receive's poison reaches cts).
- *   - eager send, rendezvous receive: the receive posts cts as always and
- *     waits for data; the eager sender's wait sees that cts and refuses it
- *     as a rendezvous send refuses a receive of another size.
+ *     eager_ack, and fails; an eager sender finds the refusal at its next
+ *     op's start, a rendezvous one in its wait for cts, which the failed
+ *     receive's poison reaches.
+ *   - rendezvous receive, an eager send: the receive posts cts as always;
+ *     while it waits for its first chunk it also looks at the slot's header,
+ *     and one of message n of another size is refused as above, the
+ *     receive's own lanes told as a sender's refusal would tell them.
+ * A receive that is never posted: the sender's next eager op on the pair
+ * waits for the ack, and its timeout names the message not taken.
  * The flag repeats after 2^32 - 1 messages of a pair: a line left from a
  * message that many before would pass for the current one's if the sender's
  * store had not landed yet (as for the collectives' LL lines). */
@@ -82,6 +72,13 @@ SC_DEV_FN void sc_p2p_eager_put(sc_dev_ctx_t *ctx, uint64_t *slot, const void *b
     sc_ll_push(sc_p2p_eager_line(slot, l), l == 0 ? bytes : sc_ll_take(buf, l - 1, bytes), flag);
 }
 
+/* The header of message `flag` in a slot, if there (leader): the
+ * sender's size, else UINT64_MAX. */
+SC_DEV_FN uint64_t sc_p2p_eager_sent(uint64_t *slot, uint32_t flag) {
+  uint64_t v;
+  return sc_ll_read(sc_p2p_eager_line(slot, 0), flag, &v) ? v : UINT64_MAX;
+}
+
 /* One look at the message of `flag` in the slot (every thread): whether
  * every data line of a `bytes` message carries the flag; the leader also reads the
  * header: the sender's size, or UINT64_MAX when it is not there yet.
@@ -94,7 +91,7 @@ SC_DEV_FN int sc_p2p_eager_arrived(sc_dev_ctx_t *ctx, uint64_t *slot, uint64_t b
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))
     missing |= !sc_ll_read(sc_p2p_eager_line(slot, 1 + l), flag, &v);
   if (sc_dev_leader(ctx))
-    *sent = sc_ll_read(sc_p2p_eager_line(slot, 0), flag, &v) ? v : UINT64_MAX;
+    *sent = sc_p2p_eager_sent(slot, flag);
   return !sc_dev_any(ctx, missing);
 }
 
@@ -104,40 +101,6 @@ SC_DEV_FN void sc_p2p_eager_copy(sc_dev_ctx_t *ctx, uint64_t *slot, void *buf, u
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx)) {
     sc_dev_ll_load(sc_p2p_eager_line(slot, 1 + l), &w0, &w1);
     sc_ll_give(buf, l, bytes, sc_ll_data(w0, w1));
-  }
-}
-
-/* The receiver claims message msg, all arrived (leader), in `taken` (its
- * eager_taken line about the sender): 1, or 0 if the sender withdrew it
- * first. One atomic maximum, no load before it: a withdrawn word has
- * SC_SLOT_ERROR, the top bit, so it stays as it is.
- * Relaxed: the one word decides who won, and the copy needs no order from
- * it: each line carries its flag, checked before the claim, and the sender
- * writes the slot again only after the ack. (The ack is a relaxed store by
- * the leader after the block's copy and a block-wide sync; each thread's
- * loads of the slot feed its stores to the buffer before that sync, which
- * is what keeps them ahead of the ack in practice. The PTX model alone does
- * not promise it, with this claim or the acq_rel one before it, which came
- * before the copy and so never ordered it either.) */
-SC_DEV_FN int sc_p2p_eager_claim(uint64_t *taken, uint64_t msg) {
-  return !(sc_dev_max64(taken, msg + 1) & SC_SLOT_ERROR);
-}
-
-/* The sender gives up on message msg, put but not acked (leader), in
- * `taken` (the receiver's eager_taken line about it): 0 once withdrawn (or
- * the word was failed before), 1 if the receiver had claimed it: it is
- * delivered, the ack to come. */
-SC_DEV_FN int sc_p2p_eager_withdraw(uint64_t *taken, uint64_t msg) {
-  uint64_t v = sc_dev_load(taken);
-  for (;;) {
-    if (v & SC_SLOT_ERROR)
-      return 0;
-    if (v >= msg + 1)
-      return 1;
-    uint64_t old = sc_dev_cas64(taken, v, v | SC_SLOT_ERROR);
-    if (old == v)
-      return 0;
-    v = old;
   }
 }
 

@@ -34,9 +34,6 @@ typedef struct sc_p2p_peer_lines {
   sc_p2p_line_t gave_up; /* why the peer marked the pair failed (device/status.h relay mark) */
   sc_p2p_line_t eager_ack; /* eager messages the peer took: number + 1, or a refusal
                               (SC_P2P_EAGER_REFUSED: the peer's size) */
-  sc_p2p_line_t eager_taken; /* the peer's eager messages this rank claimed: number + 1,
-                                written by this rank; | SC_SLOT_ERROR: the peer withdrew
-                                the next one (device/p2p_eager.h) */
   sc_p2p_line_t ready[SC_P2P_MAX_LANES], ack[SC_P2P_MAX_LANES]; /* a pair of counters per lane */
 } sc_p2p_peer_lines_t;
 
@@ -68,8 +65,9 @@ typedef struct sc_p2p_queue {
   uint64_t go;         /* the published message's number + 1 (0: none yet) */
   uint64_t print;      /* which op of which launch it is (sc_p2p_print) */
   uint64_t direct;     /* a send: the receiver's window buffer (0: through the ring) */
-  uint64_t eager_unacked; /* a send: number + 1 of an eager message that ended on the
-                             receiver's claim, before its ack (0: none) */
+  uint64_t eager_unacked; /* a send: number + 1 of the last eager message, which ended
+                             once put, maybe before its ack (0: none yet) */
+  uint64_t eager_unacked_bytes; /* ... and its size, for the sentence of a refusal */
   uint32_t lane_tickets[SC_P2P_MAX_LANES]; /* [0] unused: the lead takes `tickets` */
   uint64_t chunks[SC_P2P_MAX_LANES];
 } sc_p2p_queue_t;

@@ -325,7 +325,8 @@ typedef enum sc_dev_error_kind {
   SC_DEV_ABORTED,       /* the communicator stopped (status->stop): stop, stop_rank, why say why */
   SC_DEV_TIMEOUT,       /* a = slot value seen, b = value awaited, c = timeout ms */
   SC_DEV_P2P_TIMEOUT,   /* a = peer, b = message number, c = bytes, d = 0 send / 1 recv, e = timeout ms */
-  SC_DEV_SIZE_MISMATCH, /* a = peer, b = bytes here, c = bytes there, d = 0 send / 1 recv */
+  SC_DEV_SIZE_MISMATCH, /* a = peer, b = bytes here, c = bytes there, d = 0 send / 1 recv,
+                           e = 0, or an earlier eager send's number + 1: the one refused */
   SC_DEV_PEER_FAILED,   /* a = peer: it stopped this exchange after an earlier error */
   SC_DEV_BAD_ARGS,      /* a = program: arguments a program cannot run with */
   SC_DEV_DISAGREE,      /* a = rank, b = its value, c = this rank's value: ranks called different things */

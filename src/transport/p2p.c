@@ -19,6 +19,7 @@ struct sc_p2p {
   uint32_t lanes;      /* blocks per group in a launch of messages of several parts */
   uint64_t lane_bytes; /* a part of a message */
   bool split;          /* a group per peer and direction (blocks run at once) */
+  bool early_start;    /* SYMCOMM_P2P_EARLY_START */
   /* For sc_p2p_order_event: one per local peer and direction ([kind][peer]),
    * so that each event is recorded along one queue's chain of streams only,
    * where every record ends after the one before it. One event shared by
@@ -173,6 +174,14 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
   memset(&set, 0, sizeof(set));
   SC_CHECK_GOTO(sc_p2p_params(view, &set), res, fail);
   SC_CHECK_GOTO(sc_p2p_agree(view, &set), res, fail);
+  long long early = 1;
+  SC_CHECK_GOTO(sc_param_int(SC_PARAM_P2P_EARLY_START, &early, NULL), res, fail);
+  if (early != 0 && early != 1) {
+    res = SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_P2P,
+                   "SYMCOMM_P2P_EARLY_START=%lld: use 1 (on) or 0 (off)", early);
+    goto fail;
+  }
+  p->early_start = early == 1;
   p->view = view;
   p->lanes = (uint32_t)set.lanes;
   p->lane_bytes = (uint64_t)set.lane_bytes;
@@ -304,6 +313,7 @@ sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_a
       largest_bytes = args->ops[i].bytes;
   const sc_launch_t how = {.blocks = blocks > 0 ? blocks : 1,
                            .status = p->view->status,
+                           .early = p->early_start,
                            .threads = largest_bytes <= SC_P2P_SMALL_BYTES ? SC_P2P_SMALL_THREADS : 0};
   return p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, &how);
 }

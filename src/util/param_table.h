@@ -49,6 +49,8 @@ SC_PARAM(P2P_LANES, "SYMCOMM_P2P_LANES", INT, NULL,
          "blocks that move one peer's messages within a host, 1 to 32, at most SYMCOMM_P2P_SLOTS (default: the backend's, 1 on simulated GPUs, 16 on GPUs, at most the slots); the same on every rank")
 SC_PARAM(P2P_EAGER_BYTES, "SYMCOMM_P2P_EAGER_BYTES", INT, NULL,
          "a message within a host of at most this many bytes goes eagerly: pushed with flags in its data, no rendezvous (0: never; at most SYMCOMM_P2P_LANE_BYTES and 1 MiB; default: the backend's, 16 KiB on simulated GPUs, 32 KiB on GPUs); the same on every rank")
+SC_PARAM(P2P_EARLY_START, "SYMCOMM_P2P_EARLY_START", INT, "1",
+         "1: on GPUs, a send/recv kernel within a host may start before the kernel ahead of it on the stream has ended (programmatic dependent launch, as SYMCOMM_COLL_EARLY_START): it reads its fixed arguments meanwhile and waits for that kernel before anything else, and once done it lets a kernel after it that was launched so start; 0: each starts once the one before it ended")
 SC_PARAM(P2P_LANE_BYTES, "SYMCOMM_P2P_LANE_BYTES", INT, NULL,
          "a message within a host runs in one part per this many bytes, each on its own lane, up to SYMCOMM_P2P_LANES parts (default: the backend's, 1 MiB on simulated GPUs, 64 KiB on GPUs); the same on every rank")
 

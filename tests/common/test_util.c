@@ -85,3 +85,11 @@ void test_reap_ranks(const int *pids, int n, int killed) {
                   status);
   }
 }
+
+void test_init_pair(symcomm_comm_t *comm, int *rank) {
+  int size = 0;
+  TEST_OK(symcomm_init_from_env(comm, NULL));
+  TEST_OK(symcomm_comm_rank(*comm, rank));
+  TEST_OK(symcomm_comm_size(*comm, &size));
+  TEST_ASSERT(size == 2, "run with 2 ranks, not %d", size);
+}

@@ -44,6 +44,10 @@ double test_now(void);
  * lets ranks share a device on purpose: read as the library reads it. */
 int test_device_shared(void);
 
+/* One of the 2 ranks of a job under a launcher (symcomm_init_from_env):
+ * its communicator and rank; fails clearly on any other rank count. */
+void test_init_pair(symcomm_comm_t *comm, int *rank);
+
 /* A loopback TCP port that was free a moment ago (for SYMCOMM_ADDR). */
 int test_free_port(void);
 

@@ -81,7 +81,10 @@ static void round_drain(symcomm_comm_t comm, watchdog_t *w) {
   symcomm_stream_t s;
   TEST_OK(symcomm_stream_create(comm, &s));
   int x = 7;
-  TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, 1, comm, s)); /* nobody receives it */
+  /* Nobody receives them: the first, eager, ends once put, and the second
+   * waits for it to be taken. */
+  TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, 1, comm, s));
+  TEST_OK(symcomm_send(&x, 1, SYMCOMM_INT32, 1, comm, s));
   pthread_t t;
   pthread_create(&t, NULL, watchdog_main, w);
   __atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);

@@ -12,7 +12,9 @@
  *                       another stream than its queue's last waits for that
  *                       stream), between hosts in the order they run
  *   test_p2p mismatch   a receive of another size fails on both sides, naming
- *                       both sizes, and writes nothing
+ *                       both sizes (an eager send within a host, which ends at
+ *                       its put, at its next send on the pair), and writes
+ *                       nothing
  *   test_p2p args       bad arguments fail before anything is queued
  *   test_p2p alltoall   every rank sends to and receives from every other rank
  *                       in one group (2 (n-1) ops per launch)
@@ -50,6 +52,29 @@ static int rank, size;
 static uint64_t messages; /* seeds: every rank posts the same sequence */
 
 static uint64_t next_seed(void) { return ++messages * 1000003u; }
+
+/* Whether a send of `bytes` to a rank of this host goes eagerly: it then
+ * ends at its put, and a receive's refusal of its size reaches the sender
+ * at its next send on the pair. Unset, the limit is 16 KiB or more. */
+static bool eager_here(size_t bytes) {
+  int hosts = 0;
+  TEST_OK(symcomm_comm_host_count(comm, &hosts));
+  const char *eager = getenv("SYMCOMM_P2P_EAGER_BYTES");
+  return hosts == 1 && (eager == NULL || (atoll(eager) > 0 && (size_t)atoll(eager) >= bytes));
+}
+
+/* Rank 0 sent `bytes` (from buf) to rank 1, whose receive refuses its size:
+ * the result of the send, or for an eager send, which ends at its put, of
+ * the next send on the pair, which finds the refusal. */
+static symcomm_result_t refused_send(void *buf, size_t bytes, symcomm_stream_t stream) {
+  symcomm_result_t r = symcomm_stream_synchronize(stream);
+  if (!eager_here(bytes))
+    return r;
+  TEST_ASSERT(r == SYMCOMM_OK, "an eager send of %zu bytes: %s (%s)", bytes,
+              symcomm_result_string(r), symcomm_last_error(comm));
+  TEST_OK(symcomm_send(buf, bytes, SYMCOMM_UINT8, 1, comm, stream));
+  return symcomm_stream_synchronize(stream);
+}
 
 /* The chunk size in force: SYMCOMM_P2P_CHUNK_BYTES, else the backend's
  * default (its ops table: 512 KiB simulated, 256 KiB on GPUs). */
@@ -251,6 +276,7 @@ static void test_mismatch(symcomm_stream_t stream) {
   if (rank > 1)
     return;
   tdev_buf_t buf = tdev_buf_alloc(300, 0);
+  bool later = rank == 0 && eager_here(100); /* the sentence names the refused send */
   if (rank == 0) {
     td_fill(buf.host.data, 100, next_seed(), 0);
     tdev_buf_push(&buf);
@@ -258,14 +284,16 @@ static void test_mismatch(symcomm_stream_t stream) {
   } else {
     TEST_OK(symcomm_recv(buf.data, 200, SYMCOMM_UINT8, 0, comm, stream));
   }
-  symcomm_result_t res = symcomm_stream_synchronize(stream);
+  symcomm_result_t res = rank == 0 ? refused_send(buf.data, 100, stream)
+                                    : symcomm_stream_synchronize(stream);
   TEST_ASSERT(res != SYMCOMM_OK, "a receive of 200 bytes matched a send of 100");
   const char *why = symcomm_last_error(comm);
   TEST_ASSERT(test_contains(why, "100 bytes") && test_contains(why, "200 bytes"),
               "the sentence does not name both sizes: %s", why);
   /* Within a host the pair's sentence; between hosts the network's, this
    * rank's own or, when the root's news of the peer's came first, the peer's. */
-  TEST_ASSERT(test_contains(why, rank == 0 ? "this send to rank 1" : "this receive from rank 0") ||
+  TEST_ASSERT(later ? test_contains(why, "to rank 1 had 100 bytes")
+                    : test_contains(why, rank == 0 ? "this send to rank 1" : "this receive from rank 0") ||
                   test_contains(why, "this rank sends 100 bytes, but rank 1 receives") ||
                   test_contains(why, "this rank receives 200 bytes, but rank 0 sends"),
               "%s", why);
@@ -448,7 +476,8 @@ static void test_window(symcomm_stream_t stream) {
       tdev_mirror_push(wc, in_window, 128);
       TEST_OK(symcomm_recv(in_window, 128, SYMCOMM_UINT8, 0, comm, stream));
     }
-    TEST_ASSERT(symcomm_stream_synchronize(stream) != SYMCOMM_OK);
+    TEST_ASSERT((rank == 0 ? refused_send(out.data, 64, stream)
+                           : symcomm_stream_synchronize(stream)) != SYMCOMM_OK);
     TEST_ASSERT(test_contains(symcomm_last_error(comm), "64 bytes") &&
                     test_contains(symcomm_last_error(comm), "128 bytes"),
                 "%s", symcomm_last_error(comm));

@@ -8,9 +8,11 @@
  *   abandoned    a send queued behind a failure never runs: the peer's receive
  *                fails at once (not at its timeout), and so does the pair's next
  *                exchange, with a sentence that says why
- *   group3       a size mismatch with one rank inside a group of sends to two
- *                ranks: the other rank gets its data or a sentence that does not
- *                blame sizes
+ *   group3       a size mismatch with one rank inside a group of (eager) sends
+ *                to two ranks: the sends end at their put, the mismatched
+ *                receive fails naming the sizes, and so does rank 0's next send
+ *                to that rank; the other rank gets its data or a sentence that
+ *                does not blame sizes
  *   twocomms     a group using two communicators on one stream is refused
  *                whole, and the pairs stay usable */
 #include <stdlib.h>
@@ -159,7 +161,12 @@ static void test_group3(void) {
     TEST_OK(symcomm_send(out, 100, SYMCOMM_UINT8, 1, comm, s));
     TEST_OK(symcomm_send(out, 100, SYMCOMM_UINT8, 2, comm, s));
     TEST_OK(symcomm_group_end());
+    /* Sent eagerly, both end at their put; rank 1's refusal reaches the
+     * next send to it, which names the sizes. */
+    TEST_OK(symcomm_stream_synchronize(s));
+    TEST_OK(symcomm_send(out, 100, SYMCOMM_UINT8, 1, comm, s));
     TEST_ASSERT(symcomm_stream_synchronize(s) != SYMCOMM_OK);
+    TEST_ASSERT(test_contains(symcomm_last_error(comm), "200 bytes"), "%s", symcomm_last_error(comm));
   } else if (rank == 1) {
     TEST_OK(symcomm_recv(in, 200, SYMCOMM_UINT8, 0, comm, s));
     TEST_ASSERT(symcomm_stream_synchronize(s) != SYMCOMM_OK);

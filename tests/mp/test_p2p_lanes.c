@@ -12,9 +12,12 @@
  *                            (many-part or one-part), and sizes on either side
  *                            of SYMCOMM_P2P_EAGER_BYTES (one side eager, or both),
  *                            into plain memory and into
- *                            a window: both sides fail naming both sizes, and
- *                            nothing is written (each case on a fresh split of
- *                            the communicator: a failed pair is not used again)
+ *                            a window: both sides fail naming both sizes (an
+ *                            eager send, which ends at its put, at the
+ *                            sender's next send on the pair, naming the
+ *                            refused one), and nothing is written (each case
+ *                            on a fresh split of the communicator: a failed
+ *                            pair is not used again)
  *   test_p2p_lanes order     (3 ranks, lanes or not) rank 0 sends two messages to rank 1 on
  *                            two streams while the first stream is held up (it
  *                            waits for rank 2's late message) and other streams
@@ -218,23 +221,34 @@ static void mismatch_case(size_t sent, size_t expected, bool window) {
     uint64_t seed = next_seed();
     td_fill(out.host.data, sent, seed, rank);
     tdev_buf_push(&out);
+    /* An eager send ends at its put: the refusal reaches the sender's next
+     * send on the pair, which fails naming the refused message. */
+    bool later = rank == 0 && eager > 0 && sent <= eager;
     if (rank == 0)
       TEST_OK(symcomm_send(out.data, sent, SYMCOMM_UINT8, 1, c, s));
     else
       TEST_OK(symcomm_recv(dst, expected, SYMCOMM_UINT8, 0, c, s));
     symcomm_result_t r = symcomm_stream_synchronize(s);
-    char want_sent[48], want_expected[48];
+    if (later) {
+      TEST_ASSERT(r == SYMCOMM_OK, "an eager send of %zu bytes (against a receive of %zu): %s (%s)",
+                  sent, expected, symcomm_result_string(r), symcomm_last_error(c));
+      TEST_OK(symcomm_send(out.data, sent, SYMCOMM_UINT8, 1, c, s));
+      r = symcomm_stream_synchronize(s);
+    }
+    char want_sent[48], want_expected[48], side[64];
     snprintf(want_sent, sizeof(want_sent), "%zu bytes", sent);
     snprintf(want_expected, sizeof(want_expected), "%zu bytes", expected);
+    snprintf(side, sizeof(side), "%s",
+             later ? "send #0 to rank 1 had" : rank == 0 ? "this send to rank 1" : "this receive from rank 0");
     const char *why = symcomm_last_error(c);
     TEST_ASSERT(r == SYMCOMM_ERR_INVALID_USAGE,
                 "rank %d: a send of %zu bytes met a receive of %zu%s and gave %s (%s)", rank, sent,
                 expected, window ? " into a window" : "", symcomm_result_string(r), why);
     TEST_ASSERT(test_contains(why, want_sent) && test_contains(why, want_expected) &&
-                    test_contains(why, rank == 0 ? "this send to rank 1" : "this receive from rank 0"),
+                    test_contains(why, side),
                 "rank %d: the sentence of a send of %zu bytes against a receive of %zu names "
-                "neither both sizes nor this side: %s",
-                rank, sent, expected, why);
+                "neither both sizes nor this side (%s): %s",
+                rank, sent, expected, side, why);
     if (rank == 1) {
       const char *what = window ? "a refused receive into a window" : "a refused receive";
       if (window)

@@ -25,11 +25,8 @@ enum { LAUNCHES = 100, STAGED = 3 * 4096 + 5, DIRECT = 2 * 4096 + 3, WINDOW_OFFS
 
 int main(void) {
   symcomm_comm_t comm;
-  int rank, size;
-  TEST_OK(symcomm_init_from_env(&comm, NULL));
-  TEST_OK(symcomm_comm_rank(comm, &rank));
-  TEST_OK(symcomm_comm_size(comm, &size));
-  TEST_ASSERT(size == 2, "run with 2 ranks, not %d", size);
+  int rank;
+  test_init_pair(&comm, &rank);
   int peer = 1 - rank;
   symcomm_stream_t stream;
   TEST_OK(symcomm_stream_create(comm, &stream));

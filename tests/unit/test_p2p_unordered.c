@@ -27,11 +27,8 @@ static int which_message(const unsigned char *buf, const uint64_t *seeds) {
 
 int main(void) {
   symcomm_comm_t comm;
-  int rank, size;
-  TEST_OK(symcomm_init_from_env(&comm, NULL));
-  TEST_OK(symcomm_comm_rank(comm, &rank));
-  TEST_OK(symcomm_comm_size(comm, &size));
-  TEST_ASSERT(size == 2, "run with 2 ranks, not %d", size);
+  int rank;
+  test_init_pair(&comm, &rank);
   const char *lanes = getenv("SYMCOMM_P2P_LANES");
   TEST_ASSERT(lanes == NULL || atoi(lanes) == 1, "run with one lane, not %s", lanes);
   symcomm_stream_t s[2];

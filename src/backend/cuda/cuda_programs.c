@@ -83,7 +83,7 @@ static int sc_cuda_ll_variant(const sc_coll_args_t *a) {
 }
 
 bool sc_cuda_program_waits(sc_program_t program, int variant) {
-  return program == SC_PROGRAM_COLL && variant >= SC_COLL_PATH_COUNT;
+  return (program == SC_PROGRAM_COLL && variant >= SC_COLL_PATH_COUNT) || program == SC_PROGRAM_P2P;
 }
 
 int sc_cuda_program_variant(sc_program_t program, const void *args) {

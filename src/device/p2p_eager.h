@@ -79,19 +79,21 @@ SC_DEV_FN uint64_t sc_p2p_eager_sent(uint64_t *slot, uint32_t flag) {
   return sc_ll_read(sc_p2p_eager_line(slot, 0), flag, &v) ? v : UINT64_MAX;
 }
 
-/* One look at the message of `flag` in the slot (every thread): whether
- * every data line of a `bytes` message carries the flag; the leader also reads the
- * header: the sender's size, or UINT64_MAX when it is not there yet.
- * Nothing is written: a message refused for its size leaves the buffer as
- * it was. */
+/* One look at the message of `flag` in the slot (every thread), one
+ * block-wide vote: whether every data line of a `bytes` message carries the
+ * flag and the header (which the leader reads: the sender's size in *sent,
+ * or UINT64_MAX when it is not there yet) says `bytes`. Nothing is written:
+ * a message refused for its size leaves the buffer as it was. */
 SC_DEV_FN int sc_p2p_eager_arrived(sc_dev_ctx_t *ctx, uint64_t *slot, uint64_t bytes, uint32_t flag,
                                    uint64_t *sent) {
   uint64_t lines = sc_p2p_eager_lines(bytes) - 1, v;
   int missing = 0;
   for (uint64_t l = sc_dev_thread(ctx); l < lines; l += sc_dev_threads(ctx))
     missing |= !sc_ll_read(sc_p2p_eager_line(slot, 1 + l), flag, &v);
-  if (sc_dev_leader(ctx))
+  if (sc_dev_leader(ctx)) {
     *sent = sc_p2p_eager_sent(slot, flag);
+    missing |= *sent != bytes;
+  }
   return !sc_dev_any(ctx, missing);
 }
 

@@ -446,8 +446,8 @@ SYMCOMM_API symcomm_result_t symcomm_wait_signal(symcomm_window_t win, int slot,
  * count and type: a mismatch fails both streams, naming both sizes (within a
  * host, a send of at most SYMCOMM_P2P_EAGER_BYTES ends once its data is put
  * into the peer's memory, before the receive takes it: the receive fails at
- * once, and the sender's next send to that peer fails, naming the refused
- * message). Positions
+ * once, and the send fails at once or, if it had ended, the sender's next
+ * send to that peer, of any size, fails, naming the refused message). Positions
  * are taken on the device when an operation starts (so that a captured CUDA
  * graph can replay it): on one stream that is posting order. Within a host,
  * an operation queued on another stream than the last one with the same peer

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "copy_loop.cuh"
 
 #define THREADS 512
 #define MAXG 8
@@ -89,24 +90,6 @@ __global__ void k_fence(uint64_t *const *peers, int npeers, int n, int sc, uint6
     else asm volatile("fence.acq_rel.sys;" ::: "memory");
   }
   out[0] = (now_ns() - t0) / (uint64_t)n;
-}
-
-/* dst[i] = src[i] over n 16-byte words, U words in flight per thread. */
-__global__ void __launch_bounds__(THREADS) k_copy(uint4 *dst, const uint4 *src, size_t n) {
-  const int U = 4;
-  size_t stride = (size_t)gridDim.x * THREADS;
-  size_t i = (size_t)blockIdx.x * THREADS + threadIdx.x;
-  for (; i + (U - 1) * stride < n; i += U * stride) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      v[u] = src[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      dst[i + u * stride] = v[u];
-  }
-  for (; i < n; i += stride)
-    dst[i] = src[i];
 }
 
 /* The all-reduce's read pattern: this GPU sums its own part and every
@@ -249,11 +232,11 @@ static double copy_rate(int on, void *dst, const void *src, size_t bytes, int bl
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  k_copy<<<blocks, THREADS>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
+  k_copy<<<blocks, COPY_LOOP_THREADS>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
   CK(cudaEventRecord(a));
   const int reps = 5;
   for (int i = 0; i < reps; i++)
-    k_copy<<<blocks, THREADS>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
+    k_copy<<<blocks, COPY_LOOP_THREADS>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
   CK(cudaEventRecord(b));
   CK(cudaEventSynchronize(b));
   CK(cudaGetLastError());

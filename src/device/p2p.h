@@ -310,24 +310,34 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
   return 1;
 }
 
+/* An eager receive's verdict: the pair is marked failed, and the block
+ * must look at the slot once more before it may fail (below). */
+#define SC_P2P_LOOK_AGAIN 2
+
 /* An eager receive's verdict when its message was not there whole and of
  * its size at every thread's look (leader), from the header's size (`sent`,
  * UINT64_MAX: not there yet): not yet (0), or failed (-1: another size,
  * refused here; or the pair failed). A message that comes whole is taken
  * even if the pair failed since: it was put, and its send ended
- * (device/p2p_eager.h). */
+ * (device/p2p_eager.h). The look came before the load of the pair's mark,
+ * so a message put just before the sender failed a later op may have
+ * landed between them: on a first sight of the mark the block acquires and
+ * looks again (SC_P2P_LOOK_AGAIN); after that look (`looked_again`) it
+ * fails. */
 SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
                                    sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
                                    const sc_p2p_op_t *op, uint64_t msg, uint64_t sent,
-                                   sc_dev_error_t *err) {
+                                   int looked_again, sc_dev_error_t *err) {
   if (sent != UINT64_MAX && sent != op->bytes) {
     sc_p2p_eager_refuse(theirs, op->bytes, msg);
     sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
     return -1;
   }
   if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
-    sc_dev_acquire(); /* the refusal's size, stored before the mark */
-    return sc_p2p_refused(ctx, d, mine, op, msg, err);
+    /* The mark, and what the sender put before it (the refusal's size, the
+     * message's lines), seen by the look that follows the block's share. */
+    sc_dev_acquire();
+    return looked_again ? sc_p2p_refused(ctx, d, mine, op, msg, err) : SC_P2P_LOOK_AGAIN;
   }
   return 0;
 }
@@ -348,11 +358,12 @@ SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const
   /* Whole and of this size: taken after the one vote (a share fewer on the
    * way of every small message: 0.2 us of 7 on the proxy, session 23 k3).
    * Else the leader's verdict decides. */
-  if (!sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent)) {
+  for (int looked_again = 0; !sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent);
+       looked_again = 1) {
     if (leader)
-      r = sc_p2p_eager_verdict(ctx, d, h->mine, h->theirs, op, c->msg, sent, err);
+      r = sc_p2p_eager_verdict(ctx, d, h->mine, h->theirs, op, c->msg, sent, looked_again, err);
     r = sc_dev_share(ctx, r);
-    if (r != 1)
+    if (r != SC_P2P_LOOK_AGAIN)
       return r;
   }
   sc_p2p_eager_copy(ctx, slot, op->buf, op->bytes);

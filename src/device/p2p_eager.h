@@ -4,8 +4,8 @@
  *
  * Each rank's p2p window has an eager slot per peer: a header line, then one
  * line per 8 bytes of the largest eager message. For message n from S to R:
- *   send:    once R acked message n - 1 of the pair if that one went eagerly
- *            (eager_ack >= n in S's pad: R has read the slot), put the
+ *   send:    once R acked the pair's last eager message, if any (eager_ack
+ *            in S's pad: R has read the slot; any send waits so), put the
  *            header (the sender's size) and the data lines, all with flag
  *            sc_ll_flag(n), into R's slot for S, in any order, and end: the
  *            data is out of the send buffer and on its way, as with NCCL,
@@ -13,13 +13,15 @@
  *   receive: wait until the header and every data line carry the flag,
  *            copy the data to the buffer, then set eager_ack = n + 1 in S's
  *            pad (the slot is free again).
- * The wait for the ack moves from a send's end to the next eager send's
+ * The wait for the ack moves from a send's end to the next send's
  * start on the pair, which in a loop of exchanges has usually seen it by
  * then; one slot per pair and direction is enough, and a line still holding
  * message n - 1's flag is told from message n's.
  *
  * A message put is delivered: the receive takes one that arrived whole even
- * if the pair was marked failed since (the sender failed a later op, or left).
+ * if the pair was marked failed since (the sender failed a later op, or left);
+ * a receive that sees the mark looks at the slot once more before it fails,
+ * since its look may have come before the put and the mark's load after it.
  *
  * Each side picks the protocol from its own size, so sizes that differ
  * across the threshold must still meet. The receive always fails at once,
@@ -36,7 +38,7 @@
  *     while it waits for its first chunk it also looks at the slot's header,
  *     and one of message n of another size is refused as above, the
  *     receive's own lanes told as a sender's refusal would tell them.
- * A receive that is never posted: the sender's next eager op on the pair
+ * A receive that is never posted: the sender's next send on the pair
  * waits for the ack, and its timeout names the message not taken.
  * The flag repeats after 2^32 - 1 messages of a pair: a line left from a
  * message that many before would pass for the current one's if the sender's

@@ -146,25 +146,6 @@ SC_DEV_FN int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return old == expected;
 }
 
-/* The old value: the swap happened if it equals `expected`. */
-SC_DEV_FN uint64_t sc_dev_cas64(uint64_t *p, uint64_t expected, uint64_t v) {
-  uint64_t old;
-  asm volatile("atom.acq_rel.sys.cas.b64 %0, [%1], %2, %3;"
-               : "=l"(old)
-               : "l"(p), "l"(expected), "l"(v)
-               : "memory");
-  return old;
-}
-
-/* The old value; *p becomes the larger of the two. Relaxed: what the old
- * value says (who came first) is all a caller may take from it; the
- * acq_rel form cost a small send/recv 2-3 us (docs/PERFORMANCE.md). */
-SC_DEV_FN uint64_t sc_dev_max64(uint64_t *p, uint64_t v) {
-  uint64_t old;
-  asm volatile("atom.relaxed.sys.max.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
-
 /* One atomic at the GPU's L2, where a compare-and-swap loop at system scope
  * made the blocks of a launch take turns, a round trip each. */
 SC_DEV_FN uint32_t sc_dev_count_own32(uint32_t *p) {

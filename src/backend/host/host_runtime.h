@@ -139,20 +139,6 @@ static inline int sc_dev_cas32(uint32_t *p, uint32_t expected, uint32_t v) {
   return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-static inline uint64_t sc_dev_cas64(uint64_t *p, uint64_t expected, uint64_t v) {
-  __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-  return expected; /* the old value, whether or not it swapped */
-}
-
-/* Relaxed, as on GPUs: the old value is all a caller may take from it. */
-static inline uint64_t sc_dev_max64(uint64_t *p, uint64_t v) {
-  uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (old < v &&
-         !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    ;
-  return old;
-}
-
 static inline uint32_t sc_dev_count_own32(uint32_t *p) {
   return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
 }

@@ -4,7 +4,8 @@
 // thread, 4 in flight each), by 1 to 132 blocks: how many SMs a copy of a
 // given rate needs (session 19: NCCL moves 300 GB/s on fewer SMs than
 // symcomm). Local copies on GPU 0; with 2 GPUs, pushes to and pulls from
-// GPU 1 too. Every copy is checked. Not part of symcomm.
+// GPU 1 too. The last copy of each kind and block count is checked. Not
+// part of symcomm.
 //
 //   nvcc -O3 -arch=sm_90 -o build/bin/bulk_copy bench/gpu_probe/bulk_copy.cu
 //   build/bin/bulk_copy [MiB]
@@ -23,8 +24,7 @@ static __device__ __forceinline__ uint32_t smem_addr(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-// Chunk k of the block's chunks (blockIdx.x + k * gridDim.x) from src into
-// stage s, its completion counted on bar[s].
+// `bytes` from src into a stage buffer, their arrival counted on `bar`.
 static __device__ __forceinline__ void bulk_load(char *stage, uint64_t *bar, const char *src,
                                                  uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
@@ -54,8 +54,10 @@ static __device__ __forceinline__ void bulk_store(char *dst, const char *stage, 
 }
 
 // One thread of each block streams its chunks through `stages` buffers of
-// `chunk` bytes: up to `stages` loads in flight, each chunk stored as soon as
-// it landed; a buffer is loaded again once the store reading it has read it.
+// `chunk` bytes (2 to MAX_STAGES): `stages` loads in flight at first, then
+// `stages` - 1 (a buffer is loaded again once the store reading it has read
+// it, which the thread learns after the next chunk landed); each chunk stored
+// as soon as it landed.
 __global__ void k_copy_bulk(char *dst, const char *src, size_t bytes, uint32_t chunk, int stages) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) uint64_t bar[MAX_STAGES];
@@ -155,12 +157,13 @@ static double rate(char *dst, int dst_dev, const char *src, size_t bytes, int bl
 }
 
 int main(int argc, char **argv) {
+  static_assert(MAX_STAGES >= 6, "the kinds below use up to 6 stages");
   size_t bytes = (size_t)(argc > 1 ? atoi(argv[1]) : 256) << 20;
   int gpus = 0;
   CK(cudaGetDeviceCount(&gpus));
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  printf("%s, %d SMs, %d GPUs; %zu MiB copies, GB/s (median of 5), every copy checked\n", prop.name,
+  printf("%s, %d SMs, %d GPUs; %zu MiB copies, GB/s (median of 5), the last of each checked\n", prop.name,
          prop.multiProcessorCount, gpus, bytes >> 20);
   CK(cudaFuncSetAttribute(k_copy_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
   char *src, *dst, *peer = NULL, *peer_dst = NULL;
@@ -186,6 +189,11 @@ int main(int argc, char **argv) {
     uint32_t chunk;
     int stages;
   } kinds[] = {{0, 0}, {8 << 10, 4}, {16 << 10, 4}, {32 << 10, 4}, {32 << 10, 6}};
+  for (unsigned k = 1; k < sizeof kinds / sizeof kinds[0]; k++)
+    if (kinds[k].stages < 2 || kinds[k].stages > MAX_STAGES) {
+      fprintf(stderr, "a bulk copy needs 2 to %d stages, not %d\n", MAX_STAGES, kinds[k].stages);
+      return 2;
+    }
   int grid[] = {1, 2, 4, 8, 16, 32, 64, 132};
   const char *where[] = {"local", "push to GPU 1", "pull from GPU 1"};
   for (int w = 0; w < (gpus >= 2 ? 3 : 1); w++) {

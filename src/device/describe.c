@@ -134,7 +134,12 @@ void sc_dev_error_describe(const sc_dev_error_t *err, char *buf, size_t len) {
                (double)err->e / 1000.0, (long long)err->b, (long long)err->c, (long long)err->a);
     return;
   case SC_DEV_PEER_LEFT:
-    if (err->call == SC_CALL_P2P && err->a != err->e)
+    if (err->call == SC_CALL_P2P && err->untaken)
+      snprintf(buf, len,
+               "rank %lld left (destroyed its communicator) before taking %s, which had ended "
+               "(it went eagerly); this later send to rank %lld cannot go",
+               (long long)err->e, call, (long long)err->a);
+    else if (err->call == SC_CALL_P2P && err->a != err->e)
       snprintf(buf, len,
                "rank %lld left (destroyed its communicator) during %s, which gave up waiting for it",
                (long long)err->e, call);

@@ -333,6 +333,7 @@ SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
     sc_p2p_fail(d, err, SC_DEV_SIZE_MISMATCH, op, msg, (int64_t)sent);
     return -1;
   }
+  sc_dev_test_point(SC_TEST_POINT_EAGER_MARK);
   if (sc_dev_load_poll(&mine->ready[0].value) & SC_SLOT_ERROR) {
     /* The mark, and what the sender put before it (the refusal's size, the
      * message's lines), seen by the look that follows the block's share. */
@@ -748,18 +749,20 @@ SC_DEV_FN void sc_dev_p2p_abandon(const sc_p2p_args_t *a, uint32_t first_block,
 
 /* A send stuck at its turn (leader): if what it waits for is the ack of the
  * pair's last eager message (whose send ended at its put), that message is
- * the one not taken: the sentence names it (*msg, *bytes) instead. */
-SC_DEV_FN void sc_p2p_not_taken(const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
-                                const sc_p2p_op_t *op, uint64_t *msg, uint64_t *bytes) {
+ * the one not taken: the sentence names it (*msg, *bytes) instead, and 1 is
+ * returned. */
+SC_DEV_FN int sc_p2p_not_taken(const sc_p2p_desc_t *d, const sc_p2p_here_t *h,
+                               const sc_p2p_op_t *op, uint64_t *msg, uint64_t *bytes) {
   const sc_p2p_queue_t *q = &d->pair[op->peer].queue[SC_P2P_SEND];
   uint64_t done = sc_p2p_count(sc_dev_load(&h->mine->sends_done.value));
   uint64_t unacked = sc_dev_load_own(&q->eager_unacked);
   if (*msg == 0 || unacked != *msg || done < *msg)
-    return; /* it waits for its turn */
+    return 0; /* it waits for its turn */
   if (sc_p2p_count(sc_dev_load(&h->mine->eager_ack.value)) >= unacked)
-    return;
+    return 0;
   *msg = unacked - 1;
   *bytes = sc_dev_load_own(&q->eager_unacked_bytes);
+  return 1;
 }
 
 /* The cursor that the block is stuck on, for the sentence of its failure. */
@@ -884,11 +887,12 @@ SC_DEV_FN void sc_dev_p2p_run(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, sc_dev_
       const sc_p2p_cursor_t *stuck = &c[sc_p2p_stuck(a, c)];
       const sc_p2p_op_t *op = &a->ops[stuck->op];
       uint64_t msg = stuck->msg, bytes = op->bytes;
-      if (stuck == &c[SC_P2P_SEND] && stuck->phase == SC_P2P_PHASE_ORDER)
-        sc_p2p_not_taken(d, &h, op, &msg, &bytes);
+      int untaken = stuck == &c[SC_P2P_SEND] && stuck->phase == SC_P2P_PHASE_ORDER &&
+                    sc_p2p_not_taken(d, &h, op, &msg, &bytes);
       if (why < 0) {
         sc_p2p_fail(d, err, SC_DEV_PEER_LEFT, op, msg, (int64_t)bytes);
         err->e = d->ranks[peer];
+        err->untaken = untaken;
       } else {
         sc_p2p_fail(d, err, why == SC_DEV_TIMEOUT ? SC_DEV_P2P_TIMEOUT : why, op, msg,
                     (int64_t)bytes);

@@ -26,13 +26,13 @@
  * Each side picks the protocol from its own size, so sizes that differ
  * across the threshold must still meet. The receive always fails at once,
  * naming both sizes, and writes nothing; the sender, whose eager send may
- * have ended already, learns at its next op on the pair (the pair cannot be
+ * have ended already, learns at its next send on the pair (the pair cannot be
  * used again), which fails naming the refused message and both sizes:
  *   - eager receive, header of another size (either protocol: a rendezvous
  *     send writes its header too): the receiver puts its size in cts_bytes
  *     and a refusal (SC_SLOT_ERROR | SC_P2P_EAGER_REFUSED | n + 1) in
  *     eager_ack, and fails; an eager sender finds the refusal at its next
- *     op's start, a rendezvous one in its wait for cts, which the failed
+ *     send's start, a rendezvous one in its wait for cts, which the failed
  *     receive's poison reaches.
  *   - rendezvous receive, an eager send: the receive posts cts as always;
  *     while it waits for its first chunk it also looks at the slot's header,

@@ -353,7 +353,9 @@ typedef struct sc_dev_error {
   int32_t stop; /* sc_stop_t */
   int32_t stop_rank;
   int32_t stop_result; /* the status block's result (symcomm_result_t; 0: none said) */
-  int32_t reserved;
+  /* SC_DEV_PEER_LEFT in a send: 1 if the peer left before taking that send
+   * (an eager one, which had ended at its put), not during it */
+  int32_t untaken;
   const char *why; /* the status block's sentence (host memory) */
 } sc_dev_error_t;
 

@@ -123,6 +123,12 @@
  *       On the host backend it polls for the guard's spin_us at most
  *       (SYMCOMM_SPIN_US), yields a few times, then sleeps on a futex.
  *
+ *   void sc_dev_test_point(int where);
+ *       a point between two steps of a protocol (SC_TEST_POINT_*) where a
+ *       test of the simulated backend may act, deterministically, as a peer
+ *       whose stores land just then would (sc_host_test_point); nothing on
+ *       GPUs
+ *
  * Programs follow one pattern for every wait: read the bell, check the
  * condition, and sleep on the bell only if it does not hold yet; a ring
  * between the check and the sleep makes the sleep return at once. A sleep
@@ -139,6 +145,13 @@
 #else
 #define SC_DEV_FN static inline
 #endif
+
+/* sc_dev_test_point's points. */
+enum {
+  /* An eager receive looked at its slot and did not find its message whole;
+   * it is about to load the pair's failure mark (device/p2p.h). */
+  SC_TEST_POINT_EAGER_MARK = 1
+};
 
 /* Before a loop with a constant trip count that the GPU compiler must
  * unroll: an array indexed only by such loops' counters then lives in

@@ -18,7 +18,11 @@
  *                              put is delivered)
  *   test_p2p_eager_put unposted  SYMCOMM_TIMEOUT=2: rank 1 never posts the
  *                              receive; rank 0's send of message 0 ends, its
- *                              send of message 1 times out, naming message 0 */
+ *                              send of message 1 times out, naming message 0
+ *   test_p2p_eager_put untaken rank 1 destroys its communicator without
+ *                              posting the receive; rank 0's send of message
+ *                              1 fails, saying that rank 1 left before taking
+ *                              message 0 (not during it: that send had ended) */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -107,7 +111,7 @@ static void wait_send_ended(const sc_p2p_desc_t *d, uint64_t msg) {
   }
 }
 
-enum { MODE_ENDED, MODE_REUSE, MODE_LEFT, MODE_UNPOSTED };
+enum { MODE_ENDED, MODE_REUSE, MODE_LEFT, MODE_UNPOSTED, MODE_UNTAKEN };
 
 static int run_pair(int mode) {
   symcomm_comm_t comm;
@@ -161,12 +165,28 @@ static int run_pair(int mode) {
         TEST_ASSERT(test_contains(why, "send #0 (200 bytes) to rank 1"),
                     "the timeout does not name the message not taken: %s", why);
         printf("unposted: %s\n", why);
+      } else if (mode == MODE_UNTAKEN) {
+        const char *why = symcomm_last_error(comm);
+        TEST_ASSERT(r == SYMCOMM_ERR_REMOTE, "send #1 behind a message its peer left untaken: %s (%s)",
+                    symcomm_result_string(r), why);
+        TEST_ASSERT(test_contains(why, "rank 1 left (destroyed its communicator) before taking send "
+                                       "#0 to rank 1, which had ended"),
+                    "the sentence does not say that rank 1 left before taking send #0: %s", why);
+        printf("untaken: %s\n", why);
       } else {
         TEST_ASSERT(r == SYMCOMM_OK, "send #1: %s (%s)", symcomm_result_string(r),
                     symcomm_last_error(comm));
         printf("rank 0: send #1 ended after %.3f s\n", test_now() - t0);
       }
     }
+  } else if (mode == MODE_UNTAKEN) {
+    wait_send_ended(d, 0);
+    symcomm_stream_destroy(stream);
+    TEST_OK(symcomm_comm_destroy(comm));
+    printf("rank 1: left without taking message 0\n");
+    td_buf_free(&buf[0]);
+    td_buf_free(&buf[1]);
+    return 0;
   } else if (mode == MODE_UNPOSTED) {
     wait_send_ended(d, 0);
     /* Never received; rank 0's timeout fails the session: wait for the news. */
@@ -231,6 +251,8 @@ int main(int argc, char **argv) {
     return run_pair(MODE_LEFT);
   if (strcmp(mode, "unposted") == 0)
     return run_pair(MODE_UNPOSTED);
-  fprintf(stderr, "usage: test_p2p_eager_put ended|reuse|left|unposted\n");
+  if (strcmp(mode, "untaken") == 0)
+    return run_pair(MODE_UNTAKEN);
+  fprintf(stderr, "usage: test_p2p_eager_put ended|reuse|left|unposted|untaken\n");
   return 2;
 }

@@ -7,12 +7,11 @@
  *                (its receive refuses rank 1's message) while send #1 waits
  *                for #0's ack, which marks the pair failed at rank 1; rank 1
  *                then receives #0 whole, and its receive of #1 fails
- *   race         the same, rank 1's receive of #0 posted first: the put and
- *                the pair's mark land while it looks (a receive that looked
- *                before the put and read the mark after it must look again;
- *                a receive that does not fails only when the timing falls
- *                so: none of 40 runs on the simulated backend, whose
- *                receive sleeps until the put rings it)
+ *   lookagain    rank 1's receive of #0 looks before the put, and the
+ *                sender's put and its mark of the pair land between that look
+ *                and the mark's load (a test point of the simulated backend
+ *                stores them there, as rank 0 would): the receive must look
+ *                again and take the message
  *   nextsize     rank 1 refuses send #0 (200 bytes) for its size (100);
  *                rank 0's next send, of 50 bytes, fails naming send #0 and
  *                its 200 bytes
@@ -80,51 +79,82 @@ static void expect(symcomm_stream_t s, symcomm_result_t want, const char *says, 
   printf("rank %d, %s: %s\n", rank, what, r == SYMCOMM_OK ? "ok" : why);
 }
 
-/* delivered and race: the pair fails at rank 0 after its send #0 was put. */
-static void run_delivered(int race) {
+/* delivered: the pair fails at rank 0 after its send #0 was put. */
+static void run_delivered(void) {
   symcomm_stream_t s;
   TEST_OK(symcomm_stream_create(comm, &s));
-  td_buf_t buf = td_buf_alloc(1000, 0);
+  td_buf_t buf = td_buf_alloc(SMALL, 0), in = td_buf_alloc(300, 0);
   sc_p2p_desc_t *d = p2p_desc(buf.data);
-  size_t bytes = race ? 1000 : SMALL; /* the longer the put, the likelier a look meets it */
   if (rank == 1) {
     /* A message of 300 bytes that rank 0's receive of 100 will refuse. */
-    td_fill(buf.data, 300, 7, 1);
-    TEST_OK(symcomm_send(buf.data, 300, SYMCOMM_UINT8, 0, comm, s));
+    td_fill(in.data, 300, 7, 1);
+    TEST_OK(symcomm_send(in.data, 300, SYMCOMM_UINT8, 0, comm, s));
     expect(s, SYMCOMM_OK, NULL, "the send rank 0 refuses (ended at its put)");
-    if (!race)
-      wait_lines(d, 1, 0, marked_failed, "rank 0 to mark the pair failed");
-    td_reset(buf.data, bytes);
-    TEST_OK(symcomm_recv(buf.data, bytes, SYMCOMM_UINT8, 0, comm, s));
+    wait_lines(d, 1, 0, marked_failed, "rank 0 to mark the pair failed");
+    td_reset(buf.data, SMALL);
+    TEST_OK(symcomm_recv(buf.data, SMALL, SYMCOMM_UINT8, 0, comm, s));
     expect(s, SYMCOMM_OK, NULL, "receive #0, put before the pair failed");
-    td_check(buf.data, bytes, 101, 0, "message #0");
-    if (!race) {
-      TEST_OK(symcomm_recv(buf.data, bytes, SYMCOMM_UINT8, 0, comm, s));
-      expect(s, SYMCOMM_ERR_REMOTE, "exchange with rank 0 failed earlier",
-             "receive #1 from the failed pair");
-    }
+    td_check(buf.data, SMALL, 101, 0, "message #0");
+    TEST_OK(symcomm_recv(buf.data, SMALL, SYMCOMM_UINT8, 0, comm, s));
+    expect(s, SYMCOMM_ERR_REMOTE, "exchange with rank 0 failed earlier",
+           "receive #1 from the failed pair");
   } else {
-    td_buf_t in = td_buf_alloc(100, 0);
-    td_fill(buf.data, bytes, 101, 0);
-    if (race)
-      usleep(200000); /* rank 1's receive is posted and looking */
-    else {
-      TEST_OK(symcomm_send(buf.data, bytes, SYMCOMM_UINT8, 1, comm, s));
-      expect(s, SYMCOMM_OK, NULL, "send #0 (ends at its put)");
-    }
+    td_fill(buf.data, SMALL, 101, 0);
+    TEST_OK(symcomm_send(buf.data, SMALL, SYMCOMM_UINT8, 1, comm, s));
+    expect(s, SYMCOMM_OK, NULL, "send #0 (ends at its put)");
     /* Rank 1's message of 300 bytes must be there before the launch, whose
-     * receive then refuses it at once, with send #1 still waiting for #0's ack. */
+     * receive then refuses it at once, with send #1 still waiting for #0's
+     * ack: the block gives up with a send pending, which marks the pair. */
     wait_lines(d, 1, 0, send0_ended, "rank 1's send to end");
     TEST_OK(symcomm_group_start());
-    if (race)
-      TEST_OK(symcomm_send(buf.data, bytes, SYMCOMM_UINT8, 1, comm, s));
-    TEST_OK(symcomm_send(buf.data, bytes, SYMCOMM_UINT8, 1, comm, s));
+    TEST_OK(symcomm_send(buf.data, SMALL, SYMCOMM_UINT8, 1, comm, s));
     TEST_OK(symcomm_recv(in.data, 100, SYMCOMM_UINT8, 1, comm, s));
     TEST_OK(symcomm_group_end());
-    expect(s, SYMCOMM_ERR_INVALID_USAGE,
-           "expects 100 bytes, but rank 1 sends 300 bytes", "the launch after send #0");
-    td_buf_free(&in);
+    expect(s, SYMCOMM_ERR_INVALID_USAGE, "expects 100 bytes, but rank 1 sends 300 bytes",
+           "the launch after send #0");
   }
+  td_buf_free(&buf);
+  td_buf_free(&in);
+  symcomm_stream_destroy(s);
+}
+
+/* lookagain: at rank 1's test point, what rank 0's put of message 0 and its
+ * mark of the pair would store, in that order. */
+static sc_p2p_desc_t *lookagain_desc;
+static int lookagain_points;
+
+static void put_behind_the_look(int where) {
+  if (where != SC_TEST_POINT_EAGER_MARK || lookagain_points++ > 0)
+    return;
+  const sc_p2p_desc_t *d = lookagain_desc;
+  uint64_t *slot = sc_p2p_eager_slot(d, d->pads[1], 0);
+  unsigned char data[SMALL];
+  td_fill(data, SMALL, 101, 0);
+  for (uint64_t l = 0; l < sc_p2p_eager_lines(SMALL); l++)
+    sc_ll_push(sc_p2p_eager_line(slot, l), l == 0 ? SMALL : sc_ll_take(data, l - 1, SMALL),
+               sc_ll_flag(0));
+  sc_dev_or(&d->pads[1]->peer[0].ready[0].value, SC_SLOT_ERROR);
+}
+
+static void run_lookagain(void) {
+  symcomm_stream_t s;
+  TEST_OK(symcomm_stream_create(comm, &s));
+  td_buf_t buf = td_buf_alloc(SMALL, 0);
+  if (rank == 1) {
+    lookagain_desc = p2p_desc(buf.data);
+    sc_host_test_point = put_behind_the_look; /* before the receive is queued */
+    td_reset(buf.data, SMALL);
+    TEST_OK(symcomm_recv(buf.data, SMALL, SYMCOMM_UINT8, 0, comm, s));
+    expect(s, SYMCOMM_OK, NULL, "receive #0, put and the pair marked failed behind its look");
+    TEST_ASSERT(lookagain_points >= 1, "the receive found its message at its first look");
+    td_check(buf.data, SMALL, 101, 0, "message #0");
+  }
+  /* Rank 0 stays until rank 1 is done: its leaving would end the receive. */
+  int one = 1, sum = 0;
+  TEST_OK(symcomm_allreduce(&one, &sum, 1, SYMCOMM_INT32, SYMCOMM_SUM, comm, s));
+  TEST_OK(symcomm_stream_synchronize(s));
+  TEST_ASSERT(sum == 2);
+  sc_host_test_point = NULL;
   td_buf_free(&buf);
   symcomm_stream_destroy(s);
 }
@@ -211,8 +241,10 @@ int main(int argc, char **argv) {
   TEST_OK(symcomm_comm_size(comm, &size));
   int three = strcmp(mode, "deadpair") == 0;
   TEST_ASSERT(size == (three ? 3 : 2), "run %s with %d ranks, not %d", mode, three ? 3 : 2, size);
-  if (strcmp(mode, "delivered") == 0 || strcmp(mode, "race") == 0)
-    run_delivered(strcmp(mode, "race") == 0);
+  if (strcmp(mode, "delivered") == 0)
+    run_delivered();
+  else if (strcmp(mode, "lookagain") == 0)
+    run_lookagain();
   else if (strcmp(mode, "nextsize") == 0 || strcmp(mode, "otherstream") == 0 ||
            strcmp(mode, "window") == 0 || strcmp(mode, "window_late") == 0)
     run_refused(mode);
@@ -220,7 +252,7 @@ int main(int argc, char **argv) {
     run_deadpair();
   else {
     fprintf(stderr, "usage: test_p2p_eager_refusals "
-                    "delivered|race|nextsize|otherstream|window|window_late|deadpair\n");
+                    "delivered|lookagain|nextsize|otherstream|window|window_late|deadpair\n");
     return 2;
   }
   symcomm_comm_destroy(comm);

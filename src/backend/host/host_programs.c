@@ -11,6 +11,8 @@
 
 #include "backend/host/host_internal.h"
 
+void (*sc_host_test_point)(int where) = NULL;
+
 static const char *sc_host_program_name(sc_program_t program) {
   switch (program) {
   case SC_PROGRAM_SIGNAL: return "SIGNAL";

@@ -102,6 +102,16 @@ static inline uint64_t sc_dev_load_poll(const uint64_t *p) {
 
 static inline void sc_dev_acquire(void) {}
 
+/* Set by a test (before the work it watches is queued), called at each of the
+ * programs' test points (device/runtime.h) on the worker's thread; NULL
+ * otherwise. */
+extern void (*sc_host_test_point)(int where);
+
+static inline void sc_dev_test_point(int where) {
+  if (sc_host_test_point != NULL)
+    sc_host_test_point(where);
+}
+
 static inline void sc_dev_store_relaxed(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }

@@ -57,7 +57,7 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   err->stop = 0;
   err->stop_rank = -1;
   err->stop_result = 0;
-  err->reserved = 0;
+  err->untaken = 0;
   err->why = 0;
 }
 

@@ -322,8 +322,9 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
  * (device/p2p_eager.h). The look came before the load of the pair's mark,
  * so a message put just before the sender failed a later op may have
  * landed between them: on a first sight of the mark the block acquires and
- * looks again (SC_P2P_LOOK_AGAIN); after that look (`looked_again`) it
- * fails. */
+ * looks again (SC_P2P_LOOK_AGAIN); after that (`looked_again`) it fails
+ * (sc_p2p_eager_take's quick looks at a message whose header is there may
+ * come first). */
 SC_DEV_FN int sc_p2p_eager_verdict(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
                                    sc_p2p_peer_lines_t *mine, sc_p2p_peer_lines_t *theirs,
                                    const sc_p2p_op_t *op, uint64_t msg, uint64_t sent,
@@ -358,13 +359,14 @@ SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const
       break;
   /* Whole and of this size: taken after the one vote (a share fewer on the
    * way of every small message: 0.2 us of 7 on the proxy, session 23 k3).
-   * Else the leader's verdict decides. */
+   * Else a quick look again, or the leader's verdict. */
   int quick = 0, looked_again = 0;
   while (!sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent)) {
     /* Its header is there with this size, a data line not yet: the lines
      * are stores of their own, on their way; look again at once rather
-     * than wait for the bell (from 16 bytes, 1.1-1.6 us a call on NVLink,
-     * docs/PERFORMANCE.md session 24). The simulated backend never does. */
+     * than wait for the bell (from 16 bytes, about 1.2 us a call on
+     * NVLink, docs/PERFORMANCE.md session 24). The simulated backend never
+     * does. */
     if (quick < SC_DEV_QUICK_POLLS && sc_dev_share(ctx, sent == op->bytes)) {
       quick++;
       continue;

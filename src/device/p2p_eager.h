@@ -20,7 +20,7 @@
  *
  * A message put is delivered: the receive takes one that arrived whole even
  * if the pair was marked failed since (the sender failed a later op, or left);
- * a receive that sees the mark looks at the slot once more before it fails,
+ * a receive that sees the mark looks at the slot again before it fails,
  * since its look may have come before the put and the mark's load after it.
  *
  * Each side picks the protocol from its own size, so sizes that differ

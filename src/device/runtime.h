@@ -69,8 +69,8 @@
  *   int sc_dev_any_but(sc_dev_ctx_t *ctx, int v, int weak);   the same, but
  *       weak only where no thread has another non-zero v (a second vote,
  *       taken only when some v is non-zero)
- *   SC_DEV_QUICK_POLLS  how many times a leader may look again at once at
- *       what it waits for before going back to the program's wait (0
+ *   SC_DEV_QUICK_POLLS  how many times a leader (or a block) may look again
+ *       at once at what it waits for before going back to the program's wait (0
  *       where waits sleep: the simulated backend spins nowhere else)
  *   uint32_t sc_dev_bell_read(sc_doorbell_t *bell);  acquire load of the bell
  *   void sc_dev_ring(sc_doorbell_t *bell);           after stores others wait for

@@ -313,6 +313,9 @@ SC_DEV_FN int sc_p2p_send_handshake(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d,
 /* An eager receive's verdict: the pair is marked failed, and the block
  * must look at the slot once more before it may fail (below). */
 #define SC_P2P_LOOK_AGAIN 2
+/* ... and its leader's word that the message's header is there with its
+ * size, a data line not yet: look again at once (sc_p2p_eager_take). */
+#define SC_P2P_QUICK_LOOK 3
 
 /* An eager receive's verdict when its message was not there whole and of
  * its size at every thread's look (leader), from the header's size (`sent`,
@@ -359,7 +362,8 @@ SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const
       break;
   /* Whole and of this size: taken after the one vote (a share fewer on the
    * way of every small message: 0.2 us of 7 on the proxy, session 23 k3).
-   * Else a quick look again, or the leader's verdict. */
+   * Else a quick look again, or the leader's verdict: one share for
+   * either. */
   int quick = 0, looked_again = 0;
   while (!sc_p2p_eager_arrived(ctx, slot, op->bytes, c->flag, &sent)) {
     /* Its header is there with this size, a data line not yet: the lines
@@ -367,13 +371,15 @@ SC_DEV_FN int sc_p2p_eager_take(sc_dev_ctx_t *ctx, const sc_p2p_desc_t *d, const
      * than wait for the bell (from 16 bytes, about 1.2 us a call on
      * NVLink, docs/PERFORMANCE.md session 24). The simulated backend never
      * does. */
-    if (quick < SC_DEV_QUICK_POLLS && sc_dev_share(ctx, sent == op->bytes)) {
+    if (leader)
+      r = quick < SC_DEV_QUICK_POLLS && sent == op->bytes
+              ? SC_P2P_QUICK_LOOK
+              : sc_p2p_eager_verdict(ctx, d, h->mine, h->theirs, op, c->msg, sent, looked_again, err);
+    r = sc_dev_share(ctx, r);
+    if (r == SC_P2P_QUICK_LOOK) {
       quick++;
       continue;
     }
-    if (leader)
-      r = sc_p2p_eager_verdict(ctx, d, h->mine, h->theirs, op, c->msg, sent, looked_again, err);
-    r = sc_dev_share(ctx, r);
     if (r != SC_P2P_LOOK_AGAIN)
       return r;
     looked_again = 1;

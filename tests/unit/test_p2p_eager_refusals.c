@@ -129,10 +129,9 @@ static void put_behind_the_look(int where) {
   const sc_p2p_desc_t *d = lookagain_desc;
   uint64_t *slot = sc_p2p_eager_slot(d, d->pads[1], 0);
   unsigned char data[SMALL];
+  sc_dev_ctx_t one_thread = {0}; /* the simulated backend's block: one thread */
   td_fill(data, SMALL, 101, 0);
-  for (uint64_t l = 0; l < sc_p2p_eager_lines(SMALL); l++)
-    sc_ll_push(sc_p2p_eager_line(slot, l), l == 0 ? SMALL : sc_ll_take(data, l - 1, SMALL),
-               sc_ll_flag(0));
+  sc_p2p_eager_put(&one_thread, slot, data, SMALL, sc_ll_flag(0));
   sc_dev_or(&d->pads[1]->peer[0].ready[0].value, SC_SLOT_ERROR);
 }
 

@@ -49,8 +49,10 @@ static sc_result_t sc_p2p_params(const sc_comm_view_t *view, sc_p2p_settings_t *
   SC_CHECK(sc_param_int_or(SC_PARAM_P2P_EAGER_BYTES, (long long)ops->p2p_eager_bytes,
                            &s->eager_bytes, &eager_set));
   /* A launch has a group of lanes per peer (and direction, where blocks run
-   * at once): by default no more than 128 blocks in all, which a GPU keeps
-   * resident together (a lane waits for its lead and its peer's lane). */
+   * at once): by default no more than 128 blocks in all, which a GPU of 128
+   * SMs or more (H100 SXM, H200: 132) keeps resident together. A lane waits
+   * for its lead and its peer's lane only, never for a later block, so on a
+   * GPU with fewer SMs the blocks that do not fit start as others end. */
   long long groups = (view->max_local_size > 1 ? view->max_local_size - 1 : 1) *
                      (ops->blocks_at_once ? 2 : 1);
   if (!lanes_set && s->lanes * groups > 128)
@@ -191,8 +193,9 @@ sc_result_t sc_p2p_create(sc_comm_view_t *view, sc_p2p_t **out) {
           "per %lld bytes, a ring of %lld chunks of %lld bytes a peer",
           set.eager_bytes, set.lanes, set.lane_bytes, set.slots, set.chunk_bytes);
   /* Every rank's window has the same size (windows are collective): slots
-   * and rings for as many peers as the largest host has. Unused ones cost
-   * nothing. */
+   * and rings for as many peers as the largest host has, its own unused
+   * one among them. On GPUs a window is device memory committed whole
+   * (2 ranks with the defaults: 32 MiB of rings a communicator). */
   sc_p2p_window_layout_t at;
   sc_p2p_window_layout(&set, (size_t)view->max_local_size, &at);
   SC_CHECK_GOTO(sc_window_create(view, at.bytes, NULL, 0, false, &p->win), res, fail);
@@ -296,14 +299,19 @@ void sc_p2p_build(const sc_p2p_t *p, const sc_p2p_op_t *ops, int n, sc_p2p_args_
   *blocks = groups * width;
 }
 
-/* A launch whose messages are all this small runs blocks of fewer threads:
- * with at most a line or two (8 data bytes each) a thread to move, a block
- * of 512 spends its time in its block-wide syncs. Sendrecv of 8 B, 2 ranks
- * as threads on one H200 (docs/PERFORMANCE.md, session 22): 8.2 us with 128
- * threads against 9.5 with 512; 4 KiB alike (11.5, 11.2); 32 KiB 27.5
- * against 16. */
-#define SC_P2P_SMALL_BYTES 1024
-#define SC_P2P_SMALL_THREADS 128
+/* Threads of a launch's blocks, by its largest message: with 512 a thread
+ * has only a line or two (8 data bytes each) to move at these sizes, and the
+ * block spends its time in its block-wide syncs and votes; fewer threads
+ * move 4-8 lines each, faster here. Sendrecv on 2 H200s
+ * (NVLink, docs/PERFORMANCE.md session 26, k2), us: 2 KiB 8.0 with 512
+ * threads, 6.7-7.6 with 128; 4 KiB 8.7 against 7.3-7.6 (128) and 7.7-8.0
+ * (256); 8 KiB 9.2 against 8.0-8.1 (256) and 8.4-8.9 (128); 16 KiB 9.2
+ * against 8.8 (256) and 11.1 (128); 32 KiB best with 512 (11.7 against 12.2
+ * with 256); 1 KiB and less best with 128 (6.7 against 7.2-7.6 with 256).
+ * 0: the program's own (512). */
+static uint32_t sc_p2p_threads(uint64_t largest_bytes) {
+  return largest_bytes <= (4 << 10) ? 128 : largest_bytes <= (16 << 10) ? 256 : 0;
+}
 
 sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_args_t *args,
                           size_t args_bytes, uint32_t blocks) {
@@ -314,7 +322,7 @@ sc_result_t sc_p2p_launch(const sc_p2p_t *p, sc_stream_t *stream, const sc_p2p_a
   const sc_launch_t how = {.blocks = blocks > 0 ? blocks : 1,
                            .status = p->view->status,
                            .early = p->early_start,
-                           .threads = largest_bytes <= SC_P2P_SMALL_BYTES ? SC_P2P_SMALL_THREADS : 0};
+                           .threads = sc_p2p_threads(largest_bytes)};
   return p->view->ops->launch(stream, SC_PROGRAM_P2P, args, args_bytes, &how);
 }
 

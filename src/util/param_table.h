@@ -46,9 +46,9 @@ SC_PARAM(P2P_CHUNK_BYTES, "SYMCOMM_P2P_CHUNK_BYTES", INT, NULL,
 SC_PARAM(P2P_SLOTS, "SYMCOMM_P2P_SLOTS", INT, NULL,
          "chunks a staging ring holds, shared among the lanes: how far a sender may run ahead of its receiver (default: the backend's, 4 on simulated GPUs, 32 on GPUs, and at least 2 per lane); the same on every rank")
 SC_PARAM(P2P_LANES, "SYMCOMM_P2P_LANES", INT, NULL,
-         "blocks that move one peer's messages within a host, 1 to 32, at most SYMCOMM_P2P_SLOTS (default: the backend's, 1 on simulated GPUs, 16 on GPUs, at most the slots); the same on every rank")
+         "blocks that move one peer's messages within a host, 1 to 32, at most SYMCOMM_P2P_SLOTS (default: the backend's, 1 on simulated GPUs, 32 on GPUs, at most the slots and 128 blocks a launch over all peers and directions); the same on every rank")
 SC_PARAM(P2P_EAGER_BYTES, "SYMCOMM_P2P_EAGER_BYTES", INT, NULL,
-         "a message within a host of at most this many bytes goes eagerly: pushed with flags in its data, no rendezvous (0: never; at most SYMCOMM_P2P_LANE_BYTES and 1 MiB; default: the backend's, 16 KiB on simulated GPUs, 32 KiB on GPUs); the same on every rank")
+         "a message within a host of at most this many bytes goes eagerly: pushed with flags in its data, no rendezvous (0: never; at most SYMCOMM_P2P_LANE_BYTES and 1 MiB; default: the backend's, 16 KiB on simulated GPUs, 64 KiB on GPUs); the same on every rank")
 SC_PARAM(P2P_EARLY_START, "SYMCOMM_P2P_EARLY_START", INT, "1",
          "1: on GPUs, a send/recv kernel within a host may start before the kernel ahead of it on the stream has ended (programmatic dependent launch, as SYMCOMM_COLL_EARLY_START): it reads its fixed arguments meanwhile and waits for that kernel before anything else, and once done it lets a kernel after it that was launched so start; 0: each starts once the one before it ended")
 SC_PARAM(P2P_LANE_BYTES, "SYMCOMM_P2P_LANE_BYTES", INT, NULL,

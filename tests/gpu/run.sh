@@ -191,13 +191,14 @@ L4="SYMCOMM_P2P_LANES=4 SYMCOMM_P2P_SLOTS=8 SYMCOMM_P2P_CHUNK_BYTES=8192 SYMCOMM
 job p2p_lanes_sizes_4 180 4 env $L4 "$mp/test_p2p_lanes" sizes
 job p2p_lanes_mismatch_2 90 2 env $L4 "$mp/test_p2p_lanes" mismatch
 job p2p_lanes_order_3 90 3 env $L4 "$mp/test_p2p_lanes" order
-# Eager messages: off (every size through the rendezvous), up to a whole part,
-# and an odd limit with sizes on either side of it.
+# Eager messages: off (every size through the rendezvous, call order too), up
+# to half a part (the default is a whole one), and an odd limit with sizes on
+# either side of it.
 job p2p_sizes_no_eager_2 120 2 env SYMCOMM_P2P_EAGER_BYTES=0 "$mp/test_p2p" sizes
 job p2p_mismatch_no_eager_2 60 2 env SYMCOMM_P2P_EAGER_BYTES=0 "$mp/test_p2p" mismatch
-job p2p_eager_64k_sizes_2 120 2 env SYMCOMM_P2P_EAGER_BYTES=65536 "$mp/test_p2p" sizes
+job p2p_eager_32k_sizes_2 120 2 env SYMCOMM_P2P_EAGER_BYTES=32768 "$mp/test_p2p" sizes
 job p2p_eager_mismatch_odd_2 90 2 env $L4 SYMCOMM_P2P_EAGER_BYTES=1001 "$mp/test_p2p_lanes" mismatch
-job p2p_eager_order_10000 90 2 env SYMCOMM_P2P_EAGER_BYTES=65536 "$mp/test_p2p" order
+job p2p_order_no_eager_10000 90 2 env SYMCOMM_P2P_EAGER_BYTES=0 "$mp/test_p2p" order
 # put, signal, put_signal, wait_signal; registered windows; mistakes.
 job window_2 60 2 "$mp/test_window"
 job window_4 60 4 "$mp/test_window"

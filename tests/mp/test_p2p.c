@@ -154,11 +154,12 @@ static void ring_burst(symcomm_stream_t stream, int n, size_t bytes) {
 
 static void test_sizes(symcomm_stream_t stream) {
   size_t chunk = chunk_bytes();
-  /* 16 and 32 KiB: the eager limit by default (simulated GPUs and GPUs). */
-  const size_t sizes[] = {0,         1,         7,         4095,          16383,
-                          16384,     16385,     32767,     32768,         32769,
-                          chunk - 1, chunk,     chunk + 1, 4 * chunk + 1, 1u << 20,
-                          (64u << 20) + 3};
+  /* 16 and 64 KiB: the eager limit by default (simulated GPUs and GPUs);
+   * 4 and 16 KiB: where GPU launches change their blocks' threads; 32 KiB:
+   * the limit of make test-gpu's p2p_eager_32k step. */
+  const size_t sizes[] = {0,     1,         7,     4095,      4097,          16383,    16384,
+                          16385, 32767,     32768, 32769,     65535,         65536,    65537,
+                          chunk - 1, chunk, chunk + 1, 4 * chunk + 1, 1u << 20, (64u << 20) + 3};
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
     for (size_t misalign = 0; misalign <= (sizes[i] < (1u << 20) ? 3 : 1); misalign += 3)
       ring_step(stream, sizes[i], misalign);

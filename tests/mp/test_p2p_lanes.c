@@ -77,7 +77,7 @@ static void read_settings(bool need_lanes) {
   lane_slots = slots / lanes;
   /* Not among the four a GPU run must set: its default gives way to the part. */
   int unset = settings_unset;
-  eager = setting("SYMCOMM_P2P_EAGER_BYTES", tdev_cuda() ? 32u << 10 : 16u << 10);
+  eager = setting("SYMCOMM_P2P_EAGER_BYTES", tdev_cuda() ? 64u << 10 : 16u << 10);
   if (settings_unset > unset && eager > lane_bytes)
     eager = lane_bytes;
   settings_unset = unset;

@@ -69,15 +69,22 @@ static const sc_backend_ops_t sc_backend_cuda = {
     .pair_oneshot = true,
     .ll_blocks = sc_cuda_ll_blocks,
     .ll_max_bytes = sc_cuda_ll_max_bytes,
-    /* One block copies a peer's message at about 20 GB/s over NVLink (2
-     * H200s, docs/PERFORMANCE.md): a large message runs in up to 16 parts
-     * at once, two slots of the ring each. */
+    /* One block copies a peer's message at a few tens of GB/s over NVLink
+     * (docs/PERFORMANCE.md): a large message runs in up to 32 parts at
+     * once (fewer where the 128 blocks of a launch must go round more
+     * peers: 21 on 4 ranks, 9 on 8), each lane with two slots of the ring
+     * (sc_p2p_params raises the slots to 64, 42, 32). 2 H200s, sendrecv
+     * into a window, session 26 (k4, one host): 512 MiB 1497-1524 us with
+     * 32 lanes against 1617-1624 with 16 (NCCL 1483), 64 MiB 206-211
+     * against 218-222 (203); alike below 4 MiB. Eagerly up to 64 KiB: 15.7-
+     * 15.9 us there against 17.8-17.9 through the rendezvous (k1; 32 KiB and
+     * less unchanged). */
     .blocks_at_once = true,
     .p2p_chunk_bytes = 256 << 10,
     .p2p_slots = 32,
-    .p2p_lanes = 16,
+    .p2p_lanes = 32,
     .p2p_lane_bytes = 64 << 10,
-    .p2p_eager_bytes = 32 << 10,
+    .p2p_eager_bytes = 64 << 10,
 
     .available = sc_cuda_available,
     .device_open = sc_cuda_device_open,

@@ -128,10 +128,11 @@ static bool sc_coll_on_windows(const sc_coll_t *c, const sc_coll_call_t *call, s
     return false;
   for (int r = 0; r < v->nranks; r++) {
     if (need_in)
-      a->peer_in[r] = (const char *)v->windows[in_id].peer[r] + in_off;
+      a->peer[r].in = (const char *)v->windows[in_id].peer[r] + in_off;
     if (need_out)
-      a->peer_out[r] = (char *)v->windows[out_id].peer[r] + out_off;
+      a->peer[r].out = (char *)v->windows[out_id].peer[r] + out_off;
   }
+  a->npeers = (uint32_t)v->nranks;
   where[0] = need_in ? in_id : UINT32_MAX;
   where[1] = in_off;
   where[2] = need_out ? out_id : UINT32_MAX;
@@ -202,5 +203,6 @@ sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_
   sc_coll_launch_t launch;
   SC_CHECK(sc_coll_prepare(c, call, &launch));
   sc_launch_t how = {launch.blocks, c->view->status, c->early_start, 0};
-  return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args, sizeof(launch.args), &how);
+  return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args, sc_coll_args_bytes(&launch.args),
+                              &how);
 }

@@ -326,12 +326,12 @@ SC_DEV_FN int sc_coll_windows(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_dev_erro
   if (why != 0)
     return why;
   for (int r = 0; r < d->nranks; r++)
-    srcs[r] = SC_COLL_AT(a->peer_in[r], lo + slo, e);
+    srcs[r] = SC_COLL_AT(a->peer[r].in, lo + slo, e);
   char *out = SC_COLL_AT(a->recvbuf, lo + slo, e);
   sc_coll_reduce(ctx, run, out, srcs, shi - slo);
   sc_dev_sync(ctx); /* the block's result, read back by other threads */
   for (int k = 1; k < d->nranks; k++)
-    sc_coll_copy(ctx, a, SC_COLL_AT(a->peer_out[sc_coll_peer(d, k)], lo + slo, e), out, shi - slo);
+    sc_coll_copy(ctx, a, SC_COLL_AT(a->peer[sc_coll_peer(d, k)].out, lo + slo, e), out, shi - slo);
   /* The caller may use its buffers once this returns: every peer is done
    * reading its input and writing its output. */
   return sc_coll_barrier(ctx, run, err);
@@ -354,7 +354,7 @@ SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_d
    * peer writes that block), pushed from there after the barrier: its input
    * may lie in another block of the output (sendbuf == recvbuf), which that
    * block's rank writes once it passed the barrier. */
-  char *own = SC_COLL_AT(a->peer_out[d->me], mine + lo, e);
+  char *own = SC_COLL_AT(a->peer[d->me].out, mine + lo, e);
   if (a->kind == SC_COLL_ALLGATHER)
     sc_coll_copy(ctx, a, own, SC_COLL_AT(a->sendbuf, lo, e), hi - lo);
   int why = sc_coll_barrier(ctx, run, err); /* its sync also orders the copy before the pushes */
@@ -362,13 +362,13 @@ SC_DEV_FN int sc_coll_windows_direct(sc_dev_ctx_t *ctx, sc_coll_run_t *run, sc_d
     return why;
   if (a->kind == SC_COLL_REDUCESCATTER) {
     for (int r = 0; r < d->nranks; r++)
-      srcs[r] = SC_COLL_AT(a->peer_in[r], mine + lo, e);
+      srcs[r] = SC_COLL_AT(a->peer[r].in, mine + lo, e);
     sc_coll_reduce(ctx, run, SC_COLL_AT(a->recvbuf, lo, e), srcs, hi - lo);
   } else {
     int blockwise = a->kind == SC_COLL_ALLTOALL;
     for (int k = blockwise ? 0 : 1; k < d->nranks; k++) {
       int q = sc_coll_peer(d, k);
-      sc_coll_copy(ctx, a, SC_COLL_AT(a->peer_out[q], mine + lo, e),
+      sc_coll_copy(ctx, a, SC_COLL_AT(a->peer[q].out, mine + lo, e),
                    blockwise ? SC_COLL_AT(a->sendbuf, (uint64_t)q * a->count + lo, e) : own, hi - lo);
     }
   }
@@ -559,8 +559,8 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
   if (!sc_coll_common_ok(a, blocks, n, me, d->state))
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
-    return a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
-           a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL;
+    return a->npeers == (uint32_t)n && (a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
+           a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL);
   if (a->algo == SC_ALGO_SPLIT && ((a->kind != SC_COLL_REDUCE && a->kind != SC_COLL_BROADCAST) ||
                                    d->nranks < 2))
     return 0;

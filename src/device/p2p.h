@@ -499,11 +499,16 @@ SC_DEV_FN int sc_p2p_eager_instead(const sc_p2p_desc_t *d, const sc_p2p_here_t *
   return -1;
 }
 
-/* A launch of groups of one block claimed a message (leader): no lane comes
- * for its ticket, so each lane's ticket is skipped, that the lanes' n-th
- * claims stay the n-th messages. */
-SC_DEV_FN void sc_p2p_skip_lanes(const sc_p2p_here_t *h, sc_p2p_queue_t *q) {
-  for (uint32_t l = 1; l < h->lanes && l < SC_P2P_MAX_LANES; l++)
+/* A launch of groups of one block claimed a message (every thread, thread t
+ * for lane t + 1: one warp's instruction, where the leader alone issued 31
+ * one after another): no lane comes for its ticket, so each lane's ticket is
+ * skipped, that the lanes' n-th claims stay the n-th messages. With the
+ * leader's 31, the start of a small batch up to its put took 1.6-1.7 us, 1.26
+ * with one lane (no skips); with this and the one fence of
+ * sc_p2p_eager_start, 1.27-1.32 (2 H200s, docs/PERFORMANCE.md session 27). */
+SC_DEV_FN void sc_p2p_skip_lanes(sc_dev_ctx_t *ctx, const sc_p2p_here_t *h, sc_p2p_queue_t *q) {
+  uint32_t lanes = h->lanes < SC_P2P_MAX_LANES ? h->lanes : SC_P2P_MAX_LANES;
+  for (uint32_t l = 1 + sc_dev_thread(ctx); l < lanes; l += sc_dev_threads(ctx))
     sc_dev_skip_own32(&q->lane_tickets[l]);
 }
 
@@ -534,11 +539,11 @@ SC_DEV_FN int sc_p2p_advance(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, const sc
       c->eager = sc_p2p_eager(op->bytes, h->eager_bytes);
       if (leader)
         c->msg = sc_p2p_claim(lane == 0 ? &q->tickets : &q->lane_tickets[lane], done);
+      if (a->width == 1)
+        sc_p2p_skip_lanes(ctx, h, q);
       /* Every thread puts or checks some of an eager message's lines. */
       if (c->eager)
         c->flag = (uint32_t)sc_dev_share(ctx, (int)sc_ll_flag(c->msg));
-      if (leader && a->width == 1)
-        sc_p2p_skip_lanes(h, q);
       if (lane > 0 && lane >= c->parts) { /* the ticket taken, nothing to move */
         c->op = sc_p2p_next(a, group, kind, c->op + 1);
         moved = 1;
@@ -697,11 +702,12 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
   int eager[2];
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
     eager[kind] = c[kind].op < a->nops && sc_p2p_eager(a->ops[c[kind].op].bytes, h->eager_bytes);
-    if (!eager[kind] || !leader)
+    if (!eager[kind])
       continue;
     sc_p2p_queue_t *q = &d->pair[a->ops[c[kind].op].peer].queue[kind];
-    ticket[kind] = sc_dev_ticket_own32(&q->tickets);
-    sc_p2p_skip_lanes(h, q);
+    if (leader)
+      ticket[kind] = sc_dev_ticket_own32(&q->tickets);
+    sc_p2p_skip_lanes(ctx, h, q);
   }
   if (eager[SC_P2P_SEND] && leader) {
     /* Relaxed looks that only decide whether the turn has come (ERROR in
@@ -717,10 +723,14 @@ SC_DEV_FN void sc_p2p_eager_start(sc_dev_ctx_t *ctx, const sc_p2p_args_t *a, con
    * otherwise the op takes the general loop, which reads it after done. */
   if (eager[SC_P2P_SEND] && leader)
     unacked = sc_dev_load_own(&d->pair[a->ops[c[SC_P2P_SEND].op].peer].queue[SC_P2P_SEND].eager_unacked);
+  /* Both done counters' loads in flight at once, one fence after them,
+   * where an acquire load each held the next back for its trip. */
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV && leader; kind++)
     if (eager[kind])
-      done[kind] = sc_dev_load_own_acquire(kind == SC_P2P_SEND ? &h->mine->sends_done.value
-                                                               : &h->mine->recvs_done.value);
+      done[kind] = sc_dev_load_own_poll(kind == SC_P2P_SEND ? &h->mine->sends_done.value
+                                                             : &h->mine->recvs_done.value);
+  if (leader && (eager[SC_P2P_SEND] || eager[SC_P2P_RECV]))
+    sc_dev_acquire_own();
   for (int kind = SC_P2P_SEND; kind <= SC_P2P_RECV; kind++) {
     if (!eager[kind])
       continue;

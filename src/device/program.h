@@ -274,6 +274,12 @@ typedef struct sc_coll_desc {
   uint64_t ll_lines;                     /* lines of one source's part: tag lines, then data */
 } sc_coll_desc_t;
 
+/* A rank's buffers of a call straight on windows, as mapped here. */
+typedef struct sc_coll_peer {
+  const void *in;
+  void *out;
+} sc_coll_peer_t;
+
 /* One collective. Nothing here changes from call to call for the same call:
  * launching the same arguments again runs the same collective again. */
 typedef struct sc_coll_args {
@@ -295,10 +301,18 @@ typedef struct sc_coll_args {
   const void *sendbuf;
   void *recvbuf;
   uint64_t tag;   /* what every rank must agree on: checked at the first barrier */
-  /* SC_ALGO_WINDOWS: every rank's input and output, as mapped here */
-  const void *peer_in[SC_MAX_LOCAL_RANKS];
-  void *peer_out[SC_MAX_LOCAL_RANKS];
+  uint32_t npeers; /* entries of peer that follow: the ranks for SC_ALGO_WINDOWS, else 0 */
+  uint32_t reserved;
+  /* SC_ALGO_WINDOWS: every rank's input and output, as mapped here. A launch
+   * passes the arguments up to peer[npeers] (sc_coll_args_bytes): the rest is
+   * neither copied nor read. */
+  sc_coll_peer_t peer[SC_MAX_LOCAL_RANKS];
 } sc_coll_args_t;
+
+/* The bytes of a's arguments that a launch passes. */
+static inline size_t sc_coll_args_bytes(const sc_coll_args_t *a) {
+  return offsetof(sc_coll_args_t, peer) + (size_t)a->npeers * sizeof(sc_coll_peer_t);
+}
 
 /* ---- the REDUCE program: a step of the collectives between hosts
  * (src/coll/coll_hosts.c), which combine what send/recv brought in. */

@@ -118,8 +118,8 @@ static void replay(replay_t *c) {
     write_input(c, i);
     if (c->recv != c->send)
       td_reset(c->recv, out_elems(c) * td_dtype_size(c->t));
-    TEST_OK(comm->ops->launch(stream->stream, SC_PROGRAM_COLL, &launch.args, sizeof(launch.args),
-                              &how));
+    TEST_OK(comm->ops->launch(stream->stream, SC_PROGRAM_COLL, &launch.args,
+                              sc_coll_args_bytes(&launch.args), &how));
     TEST_OK(symcomm_stream_synchronize(stream));
     check_output(c, i);
     if (i % 25 == 24)

@@ -15,8 +15,8 @@
 #define SC_CUDA_SENTENCE_BYTES 768
 
 /* How a program's kernel takes its arguments: exactly its struct, or a
- * struct of variable size (a header and items) of at most this many bytes,
- * passed in a parameter of SC_LAUNCH_ARGS_MAX bytes. */
+ * struct of variable size (a header and items), of which a launch passes the
+ * bytes used, at most the kernel's parameter (upto_bytes). */
 typedef enum sc_cuda_args_mode { SC_CUDA_ARGS_EXACT = 0, SC_CUDA_ARGS_UPTO = 1 } sc_cuda_args_mode_t;
 
 /* A program has one kernel, or one per variant: the COLL program one per
@@ -39,6 +39,7 @@ typedef struct sc_cuda_program {
   sc_cuda_args_mode_t mode;
   unsigned threads;        /* 1: the program is written for one thread */
   const char *file[SC_CUDA_MAX_VARIANTS]; /* the kernels/ file (without .cu) of each */
+  size_t upto_bytes;       /* UPTO: the size of the kernel's parameter */
 } sc_cuda_program_t;
 
 /* The program table (cuda_programs.c); NULL for a program this build has no kernel for. */
@@ -72,7 +73,7 @@ struct sc_device {
   char busid[32];
   CUmodule modules[SC_CUDA_MAX_MODULES]; /* one per kernel file (cuda_module.c) */
   CUfunction fn[SC_PROGRAM_COUNT][SC_CUDA_MAX_VARIANTS];
-  size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernels' first parameter, as compiled */
+  size_t param_bytes[SC_PROGRAM_COUNT]; /* the kernels' arguments, as compiled */
   sc_cuda_record_page_t *pages;
   CUstream words; /* copy_word's stream, made at open */
 };

@@ -1,6 +1,6 @@
-/* Launching a device program: its kernel, with the arguments as the kernel's
- * first parameter (copied by the driver), then the communicator's status
- * block and the stream's failure record. */
+/* Launching a device program: its kernel, with the communicator's status
+ * block, the stream's failure record and the arguments as its parameters,
+ * passed as one buffer cut after the arguments' bytes (SC_CUDA_ARGS_AT). */
 #include <stdint.h>
 #include <string.h>
 
@@ -8,6 +8,7 @@
 
 _Static_assert(SC_CUDA_ARGS_UPTO_BYTES == SC_LAUNCH_ARGS_MAX,
                "the kernels' variable-size parameter is the largest launch");
+_Static_assert(2 * sizeof(void *) <= SC_CUDA_ARGS_AT, "the arguments follow two pointers");
 
 sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void *args,
                            size_t args_bytes, const sc_launch_t *how) {
@@ -25,7 +26,7 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
                     sc_cuda_program_name(program), INT32_MAX);
   bool exact = prog->mode == SC_CUDA_ARGS_EXACT;
   if (exact ? args_bytes != prog->args_bytes
-            : args_bytes < prog->args_bytes || args_bytes > SC_LAUNCH_ARGS_MAX)
+            : args_bytes < prog->args_bytes || args_bytes > prog->upto_bytes)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
                     "device program %s takes %s%zu bytes of arguments, not %zu",
                     sc_cuda_program_name(program), exact ? "" : "a header of ", prog->args_bytes,
@@ -35,14 +36,6 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
   pthread_mutex_unlock(&stream->lock);
   if (sticky != SYMCOMM_OK)
     return sc_error_pass(sticky, stream->sentence);
-  /* A variable-size argument block fills a parameter of the largest size. */
-  _Alignas(16) unsigned char padded[SC_LAUNCH_ARGS_MAX];
-  const void *param = args;
-  if (!exact) {
-    memcpy(padded, args, args_bytes);
-    memset(padded + args_bytes, 0, sizeof(padded) - args_bytes);
-    param = padded;
-  }
   int variant = sc_cuda_program_variant(program, args);
   CUfunction fn = d->fn[program][variant];
   if (fn == NULL)
@@ -50,9 +43,19 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
                     "device program %s has no kernel for these arguments (variant %d)",
                     sc_cuda_program_name(program), variant);
   unsigned threads = how->threads > 0 && how->threads < prog->threads ? how->threads : prog->threads;
+  /* The parameters as the kernel lays them out; the bytes past the
+   * arguments' (a variable-size parameter's unused items) are not passed:
+   * the driver leaves them undefined, and no program reads them. */
   struct sc_dev_status *status = how->status;
   sc_cuda_record_t *record = stream->record;
-  void *params[3] = {(void *)param, &status, &record};
+  _Alignas(16) unsigned char params[SC_CUDA_ARGS_AT + SC_LAUNCH_ARGS_MAX];
+  memcpy(params, &status, sizeof(status));
+  memcpy(params + sizeof(status), &record, sizeof(record));
+  memcpy(params + SC_CUDA_ARGS_AT, args, args_bytes);
+  size_t params_bytes = (SC_CUDA_ARGS_AT + args_bytes + 7) & ~(size_t)7;
+  memset(params + SC_CUDA_ARGS_AT + args_bytes, 0, params_bytes - SC_CUDA_ARGS_AT - args_bytes);
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &params_bytes,
+                   CU_LAUNCH_PARAM_END};
   sc_cuda_scope_t scope;
   SC_CHECK(sc_cuda_enter(d, &scope));
   sc_result_t res;
@@ -62,12 +65,12 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
     CUlaunchConfig config = {.gridDimX = how->blocks, .gridDimY = 1, .gridDimZ = 1,
                              .blockDimX = threads, .blockDimY = 1, .blockDimZ = 1,
                              .hStream = stream->stream, .attrs = &early, .numAttrs = 1};
-    res = SC_CU(cuLaunchKernelEx, (&config, fn, params, NULL),
+    res = SC_CU(cuLaunchKernelEx, (&config, fn, NULL, extra),
                 "launching device program %s (%u blocks of %u threads, starting early) on device %d",
                 sc_cuda_program_name(program), how->blocks, threads, d->ordinal);
   } else {
     res = SC_CU(cuLaunchKernel,
-                (fn, how->blocks, 1, 1, threads, 1, 1, 0, stream->stream, params, NULL),
+                (fn, how->blocks, 1, 1, threads, 1, 1, 0, stream->stream, NULL, extra),
                 "launching device program %s (%u blocks of %u threads) on device %d",
                 sc_cuda_program_name(program), how->blocks, threads, d->ordinal);
   }

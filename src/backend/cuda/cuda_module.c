@@ -67,22 +67,24 @@ sc_result_t sc_cuda_module_load(sc_device_t *device) {
     const sc_cuda_program_t *prog = sc_cuda_program((sc_program_t)p);
     if (prog == NULL)
       continue;
-    size_t want = prog->mode == SC_CUDA_ARGS_EXACT ? prog->args_bytes : SC_LAUNCH_ARGS_MAX;
+    size_t want = prog->mode == SC_CUDA_ARGS_EXACT ? prog->args_bytes : prog->upto_bytes;
     for (int v = 0; v < prog->variants && res == SYMCOMM_OK; v++) {
       const char *name = prog->kernel[v];
       if (name == NULL)
         continue; /* a slot no call picks (the COLL program's LL path: its own slots) */
       res = sc_cuda_module_find(device, name, prog->file[v], sc_cuda_program_name((sc_program_t)p),
                                 &device->fn[p][v]);
+      /* The arguments, the third parameter, where the launch puts them. */
       size_t offset = 0;
       if (res == SYMCOMM_OK)
-        res = SC_CU(cuFuncGetParamInfo, (device->fn[p][v], 0, &offset, &device->param_bytes[p]),
+        res = SC_CU(cuFuncGetParamInfo, (device->fn[p][v], 2, &offset, &device->param_bytes[p]),
                     "reading the parameters of kernel %s", name);
-      if (res == SYMCOMM_OK && device->param_bytes[p] != want)
+      if (res == SYMCOMM_OK && (device->param_bytes[p] != want || offset != SC_CUDA_ARGS_AT))
         res = SC_RAISE(SYMCOMM_ERR_INTERNAL, SC_CUDA_LOG,
-                       "kernel %s takes %zu bytes of arguments, but program %s has %zu: the kernels "
-                       "and the library were built from different sources",
-                       name, device->param_bytes[p], sc_cuda_program_name((sc_program_t)p), want);
+                       "kernel %s takes %zu bytes of arguments at offset %zu, but program %s has "
+                       "%zu at %d: the kernels and the library were built from different sources",
+                       name, device->param_bytes[p], offset, sc_cuda_program_name((sc_program_t)p),
+                       want, SC_CUDA_ARGS_AT);
     }
   }
   if (res != SYMCOMM_OK)

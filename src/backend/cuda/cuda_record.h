@@ -14,6 +14,15 @@
  * SC_LAUNCH_ARGS_MAX (checked in cuda_launch.c), which the kernels cannot include. */
 #define SC_CUDA_ARGS_UPTO_BYTES 4096
 
+/* Every kernel's parameters are (the communicator's status block, the
+ * stream's failure record, the arguments): the arguments last, at this
+ * offset, so that a launch may pass the parameters cut after the bytes the
+ * arguments use (cuda_launch.c), as NCCL passes its 4 KiB one: a send/recv
+ * pair's launch passes 128 bytes where its parameters take 4112, a small
+ * all-reduce's 120 of 1144. On 2 H200s no launch took less time for it, in
+ * graphs or not (docs/PERFORMANCE.md session 27); the host copies less. */
+#define SC_CUDA_ARGS_AT 16
+
 /* A stream's failure record, in host memory the device maps (one per
  * stream, never reused: a kernel captured in a CUDA graph may write it after
  * the stream is gone, so records live until their device closes). The

@@ -211,6 +211,12 @@ SC_DEV_FN void sc_dev_store_own_release(uint64_t *p, uint64_t v) {
   asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+/* Several acquires at once: relaxed loads, all in flight, then one fence,
+ * where each ld.acquire would hold back every later load for its own trip. */
+SC_DEV_FN uint64_t sc_dev_load_own_poll(const uint64_t *p) { return sc_dev_load_own(p); }
+
+SC_DEV_FN void sc_dev_acquire_own(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 /* One 16-byte access, whose 8-byte halves are each seen whole: no fence,
  * since a word's flag and its data travel in the same store. */
 SC_DEV_FN void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1) {

@@ -35,7 +35,7 @@ static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, si
 }
 
 /* Arguments that are a header (`header` bytes, nops at `nops_at`), then nops
- * ops of op_bytes each, at most max_ops. */
+ * items of op_bytes each (ops; a collective's peers), at most max_ops. */
 static sc_result_t sc_host_ops_args_size(sc_program_t program, const void *args, size_t args_bytes,
                                          size_t header, size_t nops_at, uint32_t max_ops,
                                          size_t op_bytes) {
@@ -57,7 +57,10 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   switch (program) {
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
-  case SC_PROGRAM_COLL: return sc_host_args_size(program, args_bytes, sizeof(sc_coll_args_t));
+  case SC_PROGRAM_COLL:
+    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_coll_args_t, peer),
+                                 offsetof(sc_coll_args_t, npeers), SC_MAX_LOCAL_RANKS,
+                                 sizeof(sc_coll_peer_t));
   case SC_PROGRAM_P2P:
     return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_p2p_args_t, ops),
                                  offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t));

@@ -161,6 +161,13 @@ static inline void sc_dev_store_own_release(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/* Acquire already, as sc_dev_load_poll: the fence after has nothing left to do. */
+static inline uint64_t sc_dev_load_own_poll(const uint64_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sc_dev_acquire_own(void) {}
+
 static inline uint32_t sc_dev_ticket_own32(uint32_t *p) {
   return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
 }

@@ -5,8 +5,9 @@
  * to one program rebuilds its file only, and the files build in parallel.
  * Adding a program is one line in a kernel file and one in cuda_programs.c.
  *
- * Every kernel takes (arguments by value, the communicator's status block,
- * the stream's failure record). SC_CUDA_KERNEL runs a program written for a
+ * Every kernel takes (the communicator's status block, the stream's failure
+ * record, arguments by value): the arguments last, at SC_CUDA_ARGS_AT, where
+ * a launch may cut them short (cuda_record.h). SC_CUDA_KERNEL runs a program written for a
  * block of threads (SC_CUDA_THREADS of them); SC_CUDA_SOLO_KERNEL runs one
  * written for a single thread, on a writable copy of its arguments, in
  * blocks of one thread. */
@@ -71,8 +72,9 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
  * on its fast path, where the read, 1.1 us to host memory, would only hold
  * the kernel's end back. */
 #define SC_CUDA_KERNEL_BOUNDED(BOUNDS, EARLY_STOP, NAME, PARAM_T, ARGS_T, RUN)                     \
+  static_assert(alignof(PARAM_T) <= SC_CUDA_ARGS_AT, "the arguments start at SC_CUDA_ARGS_AT");  \
   extern "C" __global__ void BOUNDS                                                                \
-      NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
+      NAME(sc_dev_status_t *status, sc_cuda_record_t *record, const PARAM_T args) {                \
     __shared__ sc_dev_error_t err;                                                                 \
     __shared__ int share;                                                                          \
     sc_dev_ctx_t ctx;                                                                              \
@@ -89,8 +91,9 @@ static __device__ __forceinline__ void sc_cuda_error_clear(sc_dev_error_t *err) 
   }
 
 #define SC_CUDA_SOLO_KERNEL(NAME, PARAM_T, ARGS_T, RUN)                                            \
+  static_assert(alignof(PARAM_T) <= SC_CUDA_ARGS_AT, "the arguments start at SC_CUDA_ARGS_AT");  \
   extern "C" __global__ void __launch_bounds__(1)                                                  \
-      NAME(const PARAM_T args, sc_dev_status_t *status, sc_cuda_record_t *record) {                \
+      NAME(sc_dev_status_t *status, sc_cuda_record_t *record, const PARAM_T args) {                \
     __shared__ sc_dev_error_t err;                                                                 \
     __shared__ int share;                                                                          \
     PARAM_T mine = args; /* programs of one thread keep their progress in their arguments */      \

@@ -61,7 +61,9 @@
  *   uint64_t sc_dev_load_own_poll(const uint64_t *p);
  *   void sc_dev_acquire_own(void);
  *       several such acquire loads at once: relaxed loads (all in flight),
- *       then the fence that makes them acquires (at this GPU's scope)
+ *       then the fence that makes them acquires (at this GPU's scope). The
+ *       fence makes acquires of sc_dev_load_own_poll's loads only (the
+ *       simulated backend's is nothing: its polls are acquire loads)
  *   void sc_dev_ll_store(uint64_t *line, uint64_t w0, uint64_t w1);
  *   void sc_dev_ll_load(const uint64_t *line, uint64_t *w0, uint64_t *w1);
  *       a 16-byte line of the LL protocol (device/coll_ll.h): each of the two

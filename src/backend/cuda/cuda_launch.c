@@ -31,6 +31,18 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
                     "device program %s takes %s%zu bytes of arguments, not %zu",
                     sc_cuda_program_name(program), exact ? "" : "a header of ", prog->args_bytes,
                     args_bytes);
+  /* The bytes past the arguments are not passed (below): a header whose
+   * count says more items than came would have the kernel read what the
+   * driver left there. */
+  uint32_t items = 0;
+  if (!exact)
+    memcpy(&items, (const char *)args + prog->count_at, sizeof(items));
+  if (!exact && args_bytes != prog->args_bytes + (size_t)items * prog->item_bytes)
+    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                    "device program %s launched with %zu bytes of arguments for %u items "
+                    "(%zu bytes)",
+                    sc_cuda_program_name(program), args_bytes, items,
+                    prog->args_bytes + (size_t)items * prog->item_bytes);
   pthread_mutex_lock(&stream->lock);
   sc_result_t sticky = stream->result;
   pthread_mutex_unlock(&stream->lock);

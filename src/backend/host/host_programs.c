@@ -35,18 +35,18 @@ static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, si
 }
 
 /* Arguments that are a header (`header` bytes, nops at `nops_at`), then nops
- * items of op_bytes each (ops; a collective's peers), at most max_ops. */
+ * items of op_bytes each (`what`: ops; a collective's peers), at most max_ops. */
 static sc_result_t sc_host_ops_args_size(sc_program_t program, const void *args, size_t args_bytes,
                                          size_t header, size_t nops_at, uint32_t max_ops,
-                                         size_t op_bytes) {
+                                         size_t op_bytes, const char *what) {
   if (args_bytes < header)
     return sc_host_args_size(program, args_bytes, header);
   uint32_t nops;
   memcpy(&nops, (const char *)args + nops_at, sizeof(nops));
   if (nops > max_ops)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
-                    "device program %s takes at most %u ops, not %u", sc_host_program_name(program),
-                    max_ops, nops);
+                    "device program %s takes at most %u %s, not %u", sc_host_program_name(program),
+                    max_ops, what, nops);
   return sc_host_args_size(program, args_bytes, header + (size_t)nops * op_bytes);
 }
 
@@ -60,14 +60,16 @@ sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t
   case SC_PROGRAM_COLL:
     return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_coll_args_t, peer),
                                  offsetof(sc_coll_args_t, npeers), SC_MAX_LOCAL_RANKS,
-                                 sizeof(sc_coll_peer_t));
+                                 sizeof(sc_coll_peer_t), "peers");
   case SC_PROGRAM_P2P:
     return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_p2p_args_t, ops),
-                                 offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t));
+                                 offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t),
+                                 "ops");
   case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
   case SC_PROGRAM_NET:
     return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_net_args_t, ops),
-                                 offsetof(sc_net_args_t, nops), SC_NET_MAX_OPS, sizeof(sc_net_op_t));
+                                 offsetof(sc_net_args_t, nops), SC_NET_MAX_OPS, sizeof(sc_net_op_t),
+                                 "ops");
   case SC_PROGRAM_COUNT: break;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",

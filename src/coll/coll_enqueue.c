@@ -203,6 +203,6 @@ sc_result_t sc_coll_enqueue(sc_coll_t *c, const sc_coll_call_t *call, sc_stream_
   sc_coll_launch_t launch;
   SC_CHECK(sc_coll_prepare(c, call, &launch));
   sc_launch_t how = {launch.blocks, c->view->status, c->early_start, 0};
-  return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args, sc_coll_args_bytes(&launch.args),
-                              &how);
+  return c->view->ops->launch(stream, SC_PROGRAM_COLL, &launch.args,
+                              sc_coll_args_bytes(&launch.args), &how);
 }

@@ -559,8 +559,9 @@ SC_DEV_FN int sc_coll_args_ok(const sc_coll_args_t *a, uint32_t blocks) {
   if (!sc_coll_common_ok(a, blocks, n, me, d->state))
     return 0;
   if (a->algo == SC_ALGO_WINDOWS)
-    return a->npeers == (uint32_t)n && (a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
-           a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL);
+    return a->npeers == (uint32_t)n &&
+           (a->kind == SC_COLL_ALLREDUCE || a->kind == SC_COLL_ALLGATHER ||
+            a->kind == SC_COLL_REDUCESCATTER || a->kind == SC_COLL_ALLTOALL);
   if (a->algo == SC_ALGO_SPLIT && ((a->kind != SC_COLL_REDUCE && a->kind != SC_COLL_BROADCAST) ||
                                    d->nranks < 2))
     return 0;

@@ -501,11 +501,12 @@ SC_DEV_FN int sc_p2p_eager_instead(const sc_p2p_desc_t *d, const sc_p2p_here_t *
 
 /* A launch of groups of one block claimed a message (every thread, thread t
  * for lane t + 1: one warp's instruction in blocks of 128 threads and more,
- * where the leader alone issued 31 one after another): no lane comes for its ticket, so each lane's ticket is
- * skipped, that the lanes' n-th claims stay the n-th messages. With the
- * leader's 31, the start of a small batch up to its put took 1.6-1.7 us, 1.26
- * with one lane (no skips); with this and the one fence of
- * sc_p2p_eager_start, 1.27-1.32 (2 H200s, docs/PERFORMANCE.md session 27). */
+ * where the leader alone issued 31 one after another): no lane comes for its
+ * ticket, so each lane's ticket is skipped, that the lanes' n-th claims stay
+ * the n-th messages. With the leader's 31, the start of a small batch up to
+ * its put took 1.6-1.7 us, 1.26 with one lane (no skips); with this and the
+ * one fence of sc_p2p_eager_start, 1.27-1.32 (2 H200s, docs/PERFORMANCE.md
+ * session 27). */
 SC_DEV_FN void sc_p2p_skip_lanes(sc_dev_ctx_t *ctx, const sc_p2p_here_t *h, sc_p2p_queue_t *q) {
   uint32_t lanes = h->lanes < SC_P2P_MAX_LANES ? h->lanes : SC_P2P_MAX_LANES;
   for (uint32_t l = 1 + sc_dev_thread(ctx); l < lanes; l += sc_dev_threads(ctx))

@@ -40,8 +40,6 @@ typedef struct sc_cuda_program {
   unsigned threads;        /* 1: the program is written for one thread */
   const char *file[SC_CUDA_MAX_VARIANTS]; /* the kernels/ file (without .cu) of each */
   size_t upto_bytes;       /* UPTO: the size of the kernel's parameter */
-  size_t count_at;         /* UPTO: the offset of the header's item count (uint32_t) */
-  size_t item_bytes;       /* UPTO: the size of an item */
 } sc_cuda_program_t;
 
 /* The program table (cuda_programs.c); NULL for a program this build has no kernel for. */

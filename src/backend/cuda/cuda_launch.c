@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "backend/program_items.h"
 
 _Static_assert(SC_CUDA_ARGS_UPTO_BYTES == SC_LAUNCH_ARGS_MAX,
                "the kernels' variable-size parameter is the largest launch");
@@ -34,15 +35,16 @@ sc_result_t sc_cuda_launch(sc_stream_t *stream, sc_program_t program, const void
   /* The bytes past the arguments are not passed (below): a header whose
    * count says more items than came would have the kernel read what the
    * driver left there. */
-  uint32_t items = 0;
-  if (!exact)
-    memcpy(&items, (const char *)args + prog->count_at, sizeof(items));
-  if (!exact && args_bytes != prog->args_bytes + (size_t)items * prog->item_bytes)
-    return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
-                    "device program %s launched with %zu bytes of arguments for %u items "
-                    "(%zu bytes)",
-                    sc_cuda_program_name(program), args_bytes, items,
-                    prog->args_bytes + (size_t)items * prog->item_bytes);
+  sc_program_items_t items;
+  if (!exact && sc_program_items(program, &items)) {
+    uint32_t n = sc_program_items_count(&items, args);
+    if (args_bytes != items.header + (size_t)n * items.item_bytes)
+      return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_CUDA_LOG,
+                      "device program %s launched with %zu bytes of arguments for %u items "
+                      "(%zu bytes)",
+                      sc_cuda_program_name(program), args_bytes, n,
+                      items.header + (size_t)n * items.item_bytes);
+  }
   pthread_mutex_lock(&stream->lock);
   sc_result_t sticky = stream->result;
   pthread_mutex_unlock(&stream->lock);

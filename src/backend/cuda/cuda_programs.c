@@ -16,8 +16,7 @@ static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
     [SC_PROGRAM_WAIT] = {{"sc_kernel_wait"}, 1, sizeof(sc_wait_args_t), SC_CUDA_ARGS_EXACT, 1,
                          {"p2p"}},
     [SC_PROGRAM_P2P] = {{"sc_kernel_p2p"}, 1, offsetof(sc_p2p_args_t, ops), SC_CUDA_ARGS_UPTO,
-                        SC_CUDA_THREADS, {"p2p"}, SC_CUDA_ARGS_UPTO_BYTES,
-                        offsetof(sc_p2p_args_t, nops), sizeof(sc_p2p_op_t)},
+                        SC_CUDA_THREADS, {"p2p"}, SC_CUDA_ARGS_UPTO_BYTES},
     /* In the order of the SC_COLL_PATH_* bits (the LL path's own slot
      * empty), then the LL path's (sc_cuda_ll_variant, kernels/coll_ll.cu). */
     [SC_PROGRAM_COLL] = {{"sc_kernel_coll_windows", NULL, "sc_kernel_coll_split",
@@ -38,13 +37,10 @@ static const sc_cuda_program_t sc_cuda_programs[SC_PROGRAM_COUNT] = {
                          SC_CUDA_THREADS,
                          {"coll_windows", NULL, "coll_split", "coll_oneshot", "coll_twoshot",
                           "coll_broadcast", "coll_direct", SC_CUDA_LL_FILES},
-                         sizeof(sc_coll_args_t),
-                         offsetof(sc_coll_args_t, npeers),
-                         sizeof(sc_coll_peer_t)},
+                         sizeof(sc_coll_args_t)},
     /* Its leader alone works: the data never passes through the device. */
     [SC_PROGRAM_NET] = {{"sc_kernel_net"}, 1, offsetof(sc_net_args_t, ops), SC_CUDA_ARGS_UPTO, 32,
-                        {"p2p"}, SC_CUDA_ARGS_UPTO_BYTES, offsetof(sc_net_args_t, nops),
-                        sizeof(sc_net_op_t)},
+                        {"p2p"}, SC_CUDA_ARGS_UPTO_BYTES},
     [SC_PROGRAM_REDUCE] = {{"sc_kernel_reduce"}, 1, sizeof(sc_reduce_args_t), SC_CUDA_ARGS_EXACT,
                            SC_CUDA_THREADS, {"p2p"}},
 };

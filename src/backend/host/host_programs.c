@@ -10,6 +10,7 @@
 #include "device/status.h"
 
 #include "backend/host/host_internal.h"
+#include "backend/program_items.h"
 
 void (*sc_host_test_point)(int where) = NULL;
 
@@ -34,43 +35,31 @@ static sc_result_t sc_host_args_size(sc_program_t program, size_t args_bytes, si
                   sc_host_program_name(program), want, args_bytes);
 }
 
-/* Arguments that are a header (`header` bytes, nops at `nops_at`), then nops
- * items of op_bytes each (`what`: ops; a collective's peers), at most max_ops. */
-static sc_result_t sc_host_ops_args_size(sc_program_t program, const void *args, size_t args_bytes,
-                                         size_t header, size_t nops_at, uint32_t max_ops,
-                                         size_t op_bytes, const char *what) {
-  if (args_bytes < header)
-    return sc_host_args_size(program, args_bytes, header);
-  uint32_t nops;
-  memcpy(&nops, (const char *)args + nops_at, sizeof(nops));
-  if (nops > max_ops)
+/* Arguments that are a header, then as many items as it counts. */
+static sc_result_t sc_host_items_args_size(sc_program_t program, const void *args, size_t args_bytes,
+                                           const sc_program_items_t *items) {
+  if (args_bytes < items->header)
+    return sc_host_args_size(program, args_bytes, items->header);
+  uint32_t n = sc_program_items_count(items, args);
+  if (n > items->max)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
                     "device program %s takes at most %u %s, not %u", sc_host_program_name(program),
-                    max_ops, what, nops);
-  return sc_host_args_size(program, args_bytes, header + (size_t)nops * op_bytes);
+                    items->max, items->what, n);
+  return sc_host_args_size(program, args_bytes, items->header + (size_t)n * items->item_bytes);
 }
 
 sc_result_t sc_host_program_check(sc_program_t program, const void *args, size_t args_bytes) {
   if (args == NULL)
     return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG,
                     "device program %s launched without arguments", sc_host_program_name(program));
+  sc_program_items_t items;
+  if (sc_program_items(program, &items))
+    return sc_host_items_args_size(program, args, args_bytes, &items);
   switch (program) {
   case SC_PROGRAM_SIGNAL: return sc_host_args_size(program, args_bytes, sizeof(sc_signal_args_t));
   case SC_PROGRAM_WAIT: return sc_host_args_size(program, args_bytes, sizeof(sc_wait_args_t));
-  case SC_PROGRAM_COLL:
-    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_coll_args_t, peer),
-                                 offsetof(sc_coll_args_t, npeers), SC_MAX_LOCAL_RANKS,
-                                 sizeof(sc_coll_peer_t), "peers");
-  case SC_PROGRAM_P2P:
-    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_p2p_args_t, ops),
-                                 offsetof(sc_p2p_args_t, nops), SC_P2P_MAX_OPS, sizeof(sc_p2p_op_t),
-                                 "ops");
   case SC_PROGRAM_REDUCE: return sc_host_args_size(program, args_bytes, sizeof(sc_reduce_args_t));
-  case SC_PROGRAM_NET:
-    return sc_host_ops_args_size(program, args, args_bytes, offsetof(sc_net_args_t, ops),
-                                 offsetof(sc_net_args_t, nops), SC_NET_MAX_OPS, sizeof(sc_net_op_t),
-                                 "ops");
-  case SC_PROGRAM_COUNT: break;
+  default: break;
   }
   return SC_RAISE(SYMCOMM_ERR_INVALID_ARGUMENT, SC_HOST_LOG, "there is no device program %d",
                   (int)program);

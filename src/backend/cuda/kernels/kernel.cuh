@@ -7,10 +7,10 @@
  *
  * Every kernel takes (the communicator's status block, the stream's failure
  * record, arguments by value): the arguments last, at SC_CUDA_ARGS_AT, where
- * a launch may cut them short (cuda_record.h). SC_CUDA_KERNEL runs a program written for a
- * block of threads (SC_CUDA_THREADS of them); SC_CUDA_SOLO_KERNEL runs one
- * written for a single thread, on a writable copy of its arguments, in
- * blocks of one thread. */
+ * a launch may cut them short (cuda_record.h). SC_CUDA_KERNEL runs a program
+ * written for a block of threads (SC_CUDA_THREADS of them);
+ * SC_CUDA_SOLO_KERNEL runs one written for a single thread, on a writable
+ * copy of its arguments, in blocks of one thread. */
 #ifndef SC_BACKEND_CUDA_KERNELS_KERNEL_CUH
 #define SC_BACKEND_CUDA_KERNELS_KERNEL_CUH
 
